@@ -1,0 +1,2 @@
+// fusebox-opt entry point (placeholder until the CLI lands).
+int main() { return 0; }

@@ -1,0 +1,121 @@
+// The reference interpreter: evaluates nodes in execution order with the op table's kernels.
+#include "core/Interpreter.h"
+#include "core/ops/OpContext.h"
+
+namespace fb {
+
+Status checkInputAgainstType(const Value& input, const Tensor& t,
+                             std::unordered_map<std::string, int64_t>& bindings) {
+  const TensorType& type = input.type();
+  if (!t.valid())
+    return makeError("input '", input.name(), "' was not given");
+  if (t.dtype() != type.dtype)
+    return makeError("input '", input.name(), "' is ", dtypeName(t.dtype()), ", expected ",
+                     dtypeName(type.dtype));
+  if (t.rank() != type.rank())
+    return makeError("input '", input.name(), "' has rank ", t.rank(), ", expected ",
+                     type.str());
+  for (size_t i = 0; i < type.rank(); ++i) {
+    const Dim& d = type.dims[i];
+    int64_t got = t.sizes()[i];
+    if (d.isStatic() && d.size() != got)
+      return makeError("input '", input.name(), "' has shape ", t.type().str(), ", expected ",
+                       type.str());
+    if (d.isSymbol()) {
+      auto [it, inserted] = bindings.emplace(d.symbolName(), got);
+      if (!inserted && it->second != got)
+        return makeError("input '", input.name(), "': dim ", d.symbolName(), " is ", got,
+                         " here but ", it->second, " in another input");
+    }
+  }
+  return Status::success();
+}
+
+static Status checkOutput(const Node& n, size_t i, const Tensor& t) {
+  const TensorType& want = n.output(i)->type();
+  if (!t.valid())
+    return makeError(n.describe(), ": kernel produced no output ", i);
+  if (t.dtype() != want.dtype)
+    return makeError(n.describe(), ": kernel produced ", dtypeName(t.dtype()), " for output ", i,
+                     ", inferred ", want.str());
+  if (t.rank() != want.rank())
+    return makeError(n.describe(), ": kernel produced ", t.type().str(), " for output ", i,
+                     ", inferred ", want.str());
+  for (size_t k = 0; k < want.rank(); ++k)
+    if (want.dims[k].isStatic() && want.dims[k].size() != t.sizes()[k])
+      return makeError(n.describe(), ": kernel produced ", t.type().str(), " for output ", i,
+                       ", inferred ", want.str());
+  return Status::success();
+}
+
+Expected<InterpretResult> interpret(const Graph& graph, const std::vector<Tensor>& inputs,
+                                    const InterpretOptions& options) {
+  if (inputs.size() != graph.inputs().size())
+    return makeError("graph '", graph.name(), "' takes ", graph.inputs().size(), " inputs, got ",
+                     inputs.size());
+  std::unordered_map<const Value*, Tensor> env;
+  std::unordered_map<const Value*, size_t> remainingUses;
+  std::unordered_map<std::string, int64_t> bindings;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    FB_TRY(checkInputAgainstType(*graph.inputs()[i], inputs[i], bindings));
+    env[graph.inputs()[i]] = inputs[i];
+  }
+  for (const Value* c : graph.constants()) {
+    if (!c->constantData().valid())
+      return makeError("constant '", c->name(), "' has no data");
+    env[c] = c->constantData();
+  }
+  for (const auto& n : graph.nodes())
+    for (const Value* in : n->inputs())
+      if (in)
+        ++remainingUses[in];
+  for (const Value* out : graph.outputs())
+    ++remainingUses[out]; // never freed
+
+  InterpretResult result;
+  for (const auto& n : graph.nodes()) {
+    const OpInfo& info = n->info();
+    if (!info.eval)
+      return makeError(n->describe(), ": the interpreter has no kernel for ", info.name);
+    std::vector<Tensor> ins;
+    ins.reserve(n->numInputs());
+    for (const Value* in : n->inputs()) {
+      if (!in) {
+        ins.emplace_back();
+        continue;
+      }
+      auto it = env.find(in);
+      if (it == env.end())
+        return makeError(n->describe(), ": operand '", in->name(), "' is not computed yet");
+      ins.push_back(it->second);
+    }
+    EvalContext ctx(*n, std::move(ins));
+    Status st = info.eval(ctx);
+    if (!st.ok())
+      return st.error();
+    for (size_t i = 0; i < n->numOutputs(); ++i) {
+      FB_TRY(checkOutput(*n, i, ctx.outputs()[i]));
+      env[n->output(i)] = std::move(ctx.outputs()[i]);
+    }
+    if (!options.keepIntermediates) {
+      for (const Value* in : n->inputs())
+        if (in && --remainingUses[in] == 0 && !in->isConstant())
+          env.erase(in);
+      for (const Value* out : n->outputs())
+        if (remainingUses[out] == 0)
+          env.erase(out);
+    }
+  }
+  for (const Value* out : graph.outputs()) {
+    auto it = env.find(out);
+    if (it == env.end())
+      return makeError("graph output '", out->name(), "' was not computed");
+    result.outputs.push_back(it->second);
+  }
+  if (options.keepIntermediates)
+    for (auto& [v, t] : env)
+      result.values[v->name()] = t;
+  return result;
+}
+
+} // namespace fb

@@ -1,0 +1,38 @@
+// Registration functions, one per file in core/ops, that fill the op table with each op's shape
+// inference, interpreter kernel and cost.
+#pragma once
+
+#include "core/OpTable.h"
+
+namespace fb {
+
+void registerElementwiseOps(OpRegistry& r);    // ops/Elementwise.cpp: unary, Clip, Cast, Identity, Dropout
+void registerBinaryOps(OpRegistry& r);         // ops/Binary.cpp: arithmetic, compare, logic, Where
+void registerReductionOps(OpRegistry& r);      // ops/Reduction.cpp: Reduce*, ArgMax, Softmax
+void registerNormalizationOps(OpRegistry& r);  // ops/Normalization.cpp
+void registerConvolutionOps(OpRegistry& r);    // ops/Convolution.cpp: Conv, ConvTranspose
+void registerPoolingOps(OpRegistry& r);        // ops/Pooling.cpp
+void registerMatMulOps(OpRegistry& r);         // ops/MatMul.cpp: MatMul, Gemm
+void registerQuantizedOps(OpRegistry& r);      // ops/Quantized.cpp
+void registerDataMovementOps(OpRegistry& r);   // ops/DataMovement.cpp: reshape, transpose, ...
+void registerResizeOps(OpRegistry& r);         // ops/Resize.cpp
+void registerShapeOps(OpRegistry& r);          // ops/ShapeOps.cpp: Shape, Size, Constant, Range
+void registerFusedOps(OpRegistry& r);          // ops/Fused.cpp: fused groups
+
+/// Calls every registration function above.
+inline void registerAllOps(OpRegistry& r) {
+  registerElementwiseOps(r);
+  registerBinaryOps(r);
+  registerReductionOps(r);
+  registerNormalizationOps(r);
+  registerConvolutionOps(r);
+  registerPoolingOps(r);
+  registerMatMulOps(r);
+  registerQuantizedOps(r);
+  registerDataMovementOps(r);
+  registerResizeOps(r);
+  registerShapeOps(r);
+  registerFusedOps(r);
+}
+
+} // namespace fb
