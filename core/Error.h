@@ -2,26 +2,39 @@
 #pragma once
 
 #include <cassert>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <variant>
 
 namespace fb {
 
+/// What kind of failure an Error reports.
+enum class ErrorKind : uint8_t {
+  Invalid,     ///< the input is wrong (malformed file, shape mismatch, cycle, ...)
+  Unsupported, ///< the input is valid but uses something Fusebox does not implement
+};
+
 /// A user-facing error: one message that names what went wrong and where.
 class Error {
 public:
   Error() = default;
-  explicit Error(std::string message) : m_message(std::move(message)) {}
+  explicit Error(std::string message, ErrorKind kind = ErrorKind::Invalid)
+      : m_message(std::move(message)), m_kind(kind) {}
 
   /// The message, without an "error:" prefix.
   const std::string& message() const { return m_message; }
+  ErrorKind kind() const { return m_kind; }
+  bool isUnsupported() const { return m_kind == ErrorKind::Unsupported; }
 
   /// Returns a new error whose message is `context: message`, for adding where an error happened.
-  Error withContext(const std::string& context) const { return Error(context + ": " + m_message); }
+  Error withContext(const std::string& context) const {
+    return Error(context + ": " + m_message, m_kind);
+  }
 
 private:
   std::string m_message;
+  ErrorKind m_kind = ErrorKind::Invalid;
 };
 
 /// Either a value of type T or an Error. Modelled on std::expected (C++23), which GCC 12 lacks.
@@ -80,6 +93,8 @@ private:
 
 /// Builds an Error from streamable parts: makeError("node ", name, ": bad rank ", rank).
 template <typename... Parts> Error makeError(const Parts&... parts);
+/// Builds an Unsupported error from streamable parts.
+template <typename... Parts> Error makeUnsupported(const Parts&... parts);
 
 } // namespace fb
 
@@ -90,6 +105,11 @@ template <typename... Parts> Error makeError(const Parts&... parts) {
   std::ostringstream os;
   (os << ... << parts);
   return Error(os.str());
+}
+template <typename... Parts> Error makeUnsupported(const Parts&... parts) {
+  std::ostringstream os;
+  (os << ... << parts);
+  return Error(os.str(), ErrorKind::Unsupported);
 }
 } // namespace fb
 

@@ -42,6 +42,10 @@ public:
   template <typename... Parts> Error error(const Parts&... parts) const {
     return makeError(m_node.describe(), ": ", parts...);
   }
+  /// An Unsupported error prefixed with the node's description.
+  template <typename... Parts> Error unsupported(const Parts&... parts) const {
+    return makeUnsupported(m_node.describe(), ": ", parts...);
+  }
 
 private:
   const Node& m_node;
@@ -69,6 +73,9 @@ public:
 
   template <typename... Parts> Error error(const Parts&... parts) const {
     return makeError(m_node.describe(), ": ", parts...);
+  }
+  template <typename... Parts> Error unsupported(const Parts&... parts) const {
+    return makeUnsupported(m_node.describe(), ": ", parts...);
   }
 
 private:
