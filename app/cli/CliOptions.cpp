@@ -1,0 +1,210 @@
+// Parsing of fusebox-opt's command line.
+#include "app/cli/CliOptions.h"
+
+#include <charconv>
+#include <functional>
+#include <sstream>
+
+namespace fb::cli {
+
+namespace {
+
+std::vector<std::string> splitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0; // commas inside {...} belong to pass options
+  for (char c : s) {
+    if (c == '{')
+      ++depth;
+    if (c == '}')
+      --depth;
+    if (c == ',' && depth == 0) {
+      if (!cur.empty())
+        out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty())
+    out.push_back(cur);
+  return out;
+}
+
+Expected<int64_t> parseInt(const std::string& opt, const std::string& v) {
+  int64_t x = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || p != v.data() + v.size())
+    return makeError("option ", opt, " expects an integer, got '", v, "'");
+  return x;
+}
+
+} // namespace
+
+Expected<CliOptions> parseCliOptions(int argc, char** argv) {
+  CliOptions o;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    std::string inlineValue;
+    bool hasInline = false;
+    if (a.rfind("--", 0) == 0) {
+      size_t eq = a.find('=');
+      if (eq != std::string::npos) {
+        inlineValue = a.substr(eq + 1);
+        a = a.substr(0, eq);
+        hasInline = true;
+      }
+    }
+    auto value = [&]() -> Expected<std::string> {
+      if (hasInline)
+        return inlineValue;
+      if (i + 1 >= args.size())
+        return makeError("option ", a, " needs a value");
+      return args[++i];
+    };
+    auto str = [&](std::string& dst) -> Status {
+      FB_ASSIGN_OR_RETURN(dst, value());
+      return Status::success();
+    };
+    auto integer = [&](std::optional<int64_t>& dst) -> Status {
+      FB_ASSIGN_OR_RETURN(std::string v, value());
+      FB_ASSIGN_OR_RETURN(int64_t x, parseInt(a, v));
+      dst = x;
+      return Status::success();
+    };
+
+    if (a == "-h" || a == "--help") {
+      o.help = true;
+    } else if (a == "--json") {
+      o.json = true;
+    } else if (a == "-p" || a == "--passes") {
+      FB_ASSIGN_OR_RETURN(std::string v, value());
+      for (auto& p : splitList(v))
+        o.passes.push_back(p);
+    } else if (a == "-O0" || a == "-O1" || a == "-O2" || a == "-O3") {
+      o.optLevel = a.substr(1);
+    } else if (a == "--list-passes") {
+      o.listPasses = true;
+    } else if (a == "--pass-limit") {
+      FB_TRY(integer(o.passLimit));
+    } else if (a == "--print-ir") {
+      o.printIr = true;
+    } else if (a == "--print-after-all") {
+      o.printAfterAll = true;
+    } else if (a == "--print-after-change") {
+      o.printAfterChange = true;
+    } else if (a == "--timing") {
+      o.timing = true;
+    } else if (a == "-o") {
+      FB_TRY(str(o.outputFile));
+    } else if (a == "--stats") {
+      o.stats = true;
+    } else if (a == "--diff") {
+      FB_TRY(str(o.diff));
+    } else if (a == "--memory-plan") {
+      o.memoryPlan = true;
+    } else if (a == "--run") {
+      o.run = true;
+    } else if (a == "--backend") {
+      FB_TRY(str(o.backend));
+    } else if (a == "--inputs") {
+      FB_ASSIGN_OR_RETURN(std::string v, value());
+      o.inputs = splitList(v);
+    } else if (a == "--seed") {
+      std::optional<int64_t> s;
+      FB_TRY(integer(s));
+      o.seed = uint64_t(*s);
+    } else if (a == "--output-dir") {
+      FB_TRY(str(o.outputDir));
+    } else if (a == "--compare") {
+      o.compare = true;
+    } else if (a == "--tolerance") {
+      FB_TRY(str(o.tolerance));
+    } else if (a == "--bench") {
+      FB_TRY(integer(o.bench));
+    } else if (a == "--threads") {
+      FB_TRY(integer(o.threads));
+    } else if (a == "--profile") {
+      FB_TRY(str(o.profile));
+    } else if (a == "--dim") {
+      FB_ASSIGN_OR_RETURN(std::string v, value());
+      size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return makeError("option --dim expects NAME=SIZE, got '", v, "'");
+      FB_ASSIGN_OR_RETURN(int64_t size, parseInt("--dim", v.substr(eq + 1)));
+      if (size < 0)
+        return makeError("option --dim: size of ", v.substr(0, eq), " must not be negative");
+      o.dims[v.substr(0, eq)] = size;
+    } else if (a == "--emit") {
+      FB_TRY(str(o.emit));
+    } else if (a == "--target") {
+      FB_TRY(str(o.target));
+    } else if (a == "--bisect") {
+      o.bisect = true;
+    } else if (a == "--reduce") {
+      FB_TRY(str(o.reduce));
+    } else if (a == "--replay") {
+      FB_TRY(str(o.replay));
+    } else if (a == "--inject-fault") {
+      FB_TRY(str(o.injectFault));
+    } else if (a == "--list-faults") {
+      o.listFaults = true;
+    } else if (a == "--fuzz") {
+      FB_TRY(integer(o.fuzz));
+    } else if (!a.empty() && a[0] == '-' && a != "-") {
+      return makeError("unknown option '", a, "' (see --help)");
+    } else if (o.model.empty()) {
+      o.model = a;
+    } else {
+      return makeError("more than one model given: '", o.model, "' and '", a, "'");
+    }
+  }
+  return o;
+}
+
+std::string cliUsage() {
+  return R"(usage: fusebox-opt MODEL [options]        MODEL: .onnx or .fbir
+
+Pipeline
+  -p, --passes LIST        comma-separated pass names, applied in order
+  -O0 | -O1 | -O2 | -O3    named pipelines (documented by --list-passes)
+  --list-passes            every pass: name and one-line description
+  --pass-limit N           stop after N pass applications
+  --print-ir               print the resulting IR as text (the default output)
+  --print-after-all        print the IR after every pass
+  --print-after-change     print the IR after every pass that changed it
+  --timing                 wall time per pass
+  -o FILE                  write the resulting model (.onnx or .fbir, by extension)
+
+Inspection
+  --stats                  nodes, ops, parameters, FLOPs, bytes moved, peak activation memory
+  --diff I,J               structural diff of snapshots I and J of this pipeline
+  --memory-plan            the plan after plan-memory
+
+Running
+  --run                    run the resulting model
+  --backend B              interp (default) | cpu | gpu
+  --inputs F1,F2,...       inputs as .npy or ONNX TensorProto .pb files, in graph order
+  --seed N                 random inputs from seed N where no --inputs are given
+  --dim NAME=SIZE          size of a symbolic input dim for random inputs (default 1)
+  --output-dir DIR         write outputs as .npy
+  --compare                compare the imported model (interpreter) with the result on --backend
+  --tolerance A[,R]        absolute and relative tolerance for --compare
+  --bench N                N timed runs after warm-up
+  --threads N              worker threads for the cpu backend
+  --profile FILE.json      per-kernel profile as Chrome trace JSON
+
+Code
+  --emit KIND              loops | llvm | ptx | obj
+  --target T               host (default) | sm_80 | sm_90 | ...
+
+Debugging
+  --bisect, --reduce FILE.fbir, --replay FILE.fbir, --inject-fault NAME, --list-faults, --fuzz N
+
+Every report option also takes --json (one JSON object on stdout).
+Errors go to stderr prefixed 'error:' and exit non-zero.
+)";
+}
+
+} // namespace fb::cli

@@ -1,0 +1,70 @@
+// Command-line options of fusebox-opt (the contract in shared/CLI.md) and their parser.
+#pragma once
+
+#include "core/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fb::cli {
+
+/// Everything fusebox-opt was asked to do.
+struct CliOptions {
+  std::string model;
+  bool help = false;
+  bool json = false;
+
+  // Pipeline.
+  std::vector<std::string> passes;
+  std::string optLevel; // "O0".."O3" or empty
+  bool listPasses = false;
+  std::optional<int64_t> passLimit;
+  bool printIr = false;
+  bool printAfterAll = false;
+  bool printAfterChange = false;
+  bool timing = false;
+  std::string outputFile;
+
+  // Inspection.
+  bool stats = false;
+  std::string diff;
+  bool memoryPlan = false;
+
+  // Running.
+  bool run = false;
+  std::string backend = "interp";
+  std::vector<std::string> inputs;
+  std::optional<uint64_t> seed;
+  std::string outputDir;
+  bool compare = false;
+  std::string tolerance;
+  std::optional<int64_t> bench;
+  std::optional<int64_t> threads;
+  std::string profile;
+  /// Sizes for symbolic dims of inputs: --dim N=4.
+  std::map<std::string, int64_t> dims;
+
+  // Code and debugging (later issues).
+  std::string emit;
+  std::string target = "host";
+  bool bisect = false;
+  std::string reduce;
+  std::string replay;
+  std::string injectFault;
+  bool listFaults = false;
+  std::optional<int64_t> fuzz;
+
+  /// Options given that this build does not implement yet, for a clear error.
+  std::vector<std::string> notImplemented;
+};
+
+/// Parses argv. Errors name the option.
+Expected<CliOptions> parseCliOptions(int argc, char** argv);
+
+/// The --help text.
+std::string cliUsage();
+
+} // namespace fb::cli
