@@ -1,0 +1,60 @@
+// dce: removes nodes and constants whose results nobody uses.
+#include "passes/Passes.h"
+
+namespace fb {
+
+namespace {
+
+/// Dead-code elimination:
+///   1. walk nodes in reverse execution order;
+///   2. erase a node when none of its outputs is used or is a graph output (erasing it may make
+///      its producers dead, which the reverse walk then sees);
+///   3. erase constants that nothing reads.
+class DcePass : public Pass {
+public:
+  std::string name() const override { return "dce"; }
+  std::string summary() const override { return "remove nodes and constants whose results are unused"; }
+  std::string description() const override {
+    return "Dead-code elimination deletes operations whose results are never used by anything "
+           "that reaches a model output, and weights nobody reads. Exporters and earlier passes "
+           "leave such leftovers behind (a shape computation that was folded away, the unused "
+           "mask output of Dropout). Removing them saves compute and memory on every target.";
+  }
+  Expected<bool> run(Graph& graph, PassContext& ctx) override {
+    size_t nodes = 0, constants = 0;
+    std::vector<Node*> order;
+    for (const auto& n : graph.nodes())
+      order.push_back(n.get());
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      Node* n = *it;
+      bool live = false;
+      for (const Value* out : n->outputs())
+        if (out->hasUses() || out->isGraphOutput())
+          live = true;
+      if (live)
+        continue;
+      ctx.logDeleted(n->id(), "unused");
+      graph.eraseNode(n);
+      ++nodes;
+    }
+    std::vector<Value*> deadConstants;
+    for (Value* c : graph.constants())
+      if (!c->hasUses() && !c->isGraphOutput())
+        deadConstants.push_back(c);
+    for (Value* c : deadConstants) {
+      graph.eraseValue(c);
+      ++constants;
+    }
+    ctx.addStatistic("nodes removed", double(nodes));
+    ctx.addStatistic("constants removed", double(constants));
+    ctx.setSummary("removed " + std::to_string(nodes) + " dead nodes and " +
+                   std::to_string(constants) + " unused constants");
+    return nodes + constants > 0;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createDcePass() { return std::make_unique<DcePass>(); }
+
+} // namespace fb

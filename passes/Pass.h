@@ -1,0 +1,89 @@
+// The pass interface: a named graph transformation with a student-facing description.
+#pragma once
+
+#include "core/Graph.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fb {
+
+/// Options given to one pass in a pipeline string: `quantize{calibration=percentile,samples=16}`.
+class PassOptions {
+public:
+  void set(const std::string& key, const std::string& value) { m_values[key] = value; }
+  bool has(const std::string& key) const { return m_values.count(key) != 0; }
+  const std::map<std::string, std::string>& values() const { return m_values; }
+  std::string getString(const std::string& key, const std::string& dflt) const;
+  Expected<int64_t> getInt(const std::string& key, int64_t dflt) const;
+  Expected<double> getDouble(const std::string& key, double dflt) const;
+  Expected<bool> getBool(const std::string& key, bool dflt) const;
+  /// "{a=1,b=x}" or "" when empty.
+  std::string str() const;
+
+private:
+  std::map<std::string, std::string> m_values;
+};
+
+/// What happened to a node during a pass, for the provenance log.
+struct ProvenanceEvent {
+  enum class Kind { Created, Deleted, Replaced } kind;
+  NodeId node;                ///< the node created, deleted or replaced
+  std::vector<NodeId> from;   ///< for Created/Replaced: the nodes it came from / replaced by
+  std::string note;
+};
+
+/// Per-run state a pass reports into: statistics ("folded 20 BatchNormalization into Conv"),
+/// numeric counters for reports and the provenance log.
+class PassContext {
+public:
+  explicit PassContext(PassOptions options = {}) : m_options(std::move(options)) {}
+  const PassOptions& options() const { return m_options; }
+
+  /// Adds to a named counter ("nodes folded"); counters print as the pass's statistics.
+  void addStatistic(const std::string& name, double amount = 1) { m_counters[name] += amount; }
+  const std::map<std::string, double>& statistics() const { return m_counters; }
+  /// A one-line human summary the pass sets (otherwise built from the counters).
+  void setSummary(std::string s) { m_summary = std::move(s); }
+  const std::string& summary() const { return m_summary; }
+
+  void logCreated(NodeId id, std::vector<NodeId> from, std::string note = {}) {
+    m_events.push_back({ProvenanceEvent::Kind::Created, id, std::move(from), std::move(note)});
+  }
+  void logDeleted(NodeId id, std::string note = {}) {
+    m_events.push_back({ProvenanceEvent::Kind::Deleted, id, {}, std::move(note)});
+  }
+  void logReplaced(NodeId id, std::vector<NodeId> by, std::string note = {}) {
+    m_events.push_back({ProvenanceEvent::Kind::Replaced, id, std::move(by), std::move(note)});
+  }
+  const std::vector<ProvenanceEvent>& events() const { return m_events; }
+
+private:
+  PassOptions m_options;
+  std::map<std::string, double> m_counters;
+  std::string m_summary;
+  std::vector<ProvenanceEvent> m_events;
+};
+
+/// A graph transformation or analysis. run() returns whether it changed the graph; on error the
+/// pass manager discards whatever the pass did (it runs on a copy).
+class Pass {
+public:
+  virtual ~Pass() = default;
+  /// The kebab-case name used in pipelines.
+  virtual std::string name() const = 0;
+  /// One line for --list-passes.
+  virtual std::string summary() const = 0;
+  /// A paragraph for a student: what it does, why it helps, on what hardware.
+  virtual std::string description() const = 0;
+  /// Transforms the graph; returns true when it changed anything.
+  virtual Expected<bool> run(Graph& graph, PassContext& ctx) = 0;
+  /// Passes that want it are re-run until they report no change (bounded).
+  virtual bool runToFixedPoint() const { return false; }
+  /// Analyses annotate but never change the structure.
+  virtual bool isAnalysis() const { return false; }
+};
+
+} // namespace fb

@@ -1,0 +1,150 @@
+// Pass manager: copy, run, verify, snapshot, time, and write reproducers on failure.
+#include "passes/PassManager.h"
+#include "core/Interpreter.h"
+#include "core/RandomInputs.h"
+#include "core/Verifier.h"
+#include "core/text/IrPrinter.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fb {
+
+namespace {
+
+int64_t countNodes(const Graph& g) { return int64_t(g.numNodes()); }
+
+std::optional<double> maxAbsDiff(const Graph& before, const Graph& after, uint64_t seed) {
+  auto inputs = makeRandomInputs(before, seed);
+  if (!inputs.ok())
+    return std::nullopt;
+  auto a = interpret(before, *inputs);
+  auto b = interpret(after, *inputs);
+  if (!a.ok() || !b.ok() || a->outputs.size() != b->outputs.size())
+    return std::nullopt;
+  double worst = 0;
+  for (size_t i = 0; i < a->outputs.size(); ++i) {
+    const Tensor& x = a->outputs[i];
+    const Tensor& y = b->outputs[i];
+    if (x.numElements() != y.numElements())
+      return std::numeric_limits<double>::infinity();
+    for (int64_t k = 0; k < x.numElements(); ++k) {
+      double d = std::fabs(x.getAsDouble(k) - y.getAsDouble(k));
+      if (std::isnan(d))
+        d = std::numeric_limits<double>::infinity();
+      worst = std::max(worst, d);
+    }
+  }
+  return worst;
+}
+
+std::string writeReproducer(const std::string& dir, const Graph& input, const PipelineStep& step,
+                            const Error& error) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::string path = (std::filesystem::path(dir) / ("reproducer-" + step.passName + ".fbir")).string();
+  std::ofstream out(path);
+  if (!out)
+    return "";
+  PrintOptions opts;
+  opts.withResourceData = true;
+  out << "// Reproducer: pass '" << step.str() << "' failed on this graph.\n";
+  out << "// error: " << error.message() << "\n";
+  out << "// RUN: fusebox-opt %s --passes '" << step.str() << "'\n";
+  out << printGraph(input, opts);
+  return out ? path : "";
+}
+
+} // namespace
+
+std::string describeRecord(const PassRecord& r) {
+  std::ostringstream os;
+  os << r.pass << ": ";
+  if (!r.summary.empty()) {
+    os << r.summary;
+  } else if (!r.statistics.empty()) {
+    bool first = true;
+    for (const auto& [k, v] : r.statistics) {
+      os << (first ? "" : ", ") << k << " " << v;
+      first = false;
+    }
+  } else {
+    os << (r.changed ? "changed" : "no change");
+  }
+  int64_t delta = r.nodesAfter - r.nodesBefore;
+  if (delta != 0)
+    os << "; " << (delta > 0 ? "+" : "") << delta << " nodes";
+  return os.str();
+}
+
+Expected<Snapshot> PassManager::applyStep(const Graph& current, const PipelineStep& step) const {
+  FB_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, createPass(step.passName));
+  std::unique_ptr<Graph> work = current.clone();
+  PassContext ctx(step.options);
+  PassRecord record;
+  record.pass = step.passName;
+  record.step = step.str();
+  record.nodesBefore = countNodes(current);
+  auto start = std::chrono::steady_clock::now();
+  int iterations = 0;
+  bool changedAny = false;
+  int maxIter = pass->runToFixedPoint() ? m_options.maxFixedPointIterations : 1;
+  for (; iterations < maxIter; ++iterations) {
+    auto changed = pass->run(*work, ctx);
+    if (!changed.ok())
+      return changed.error().withContext("pass '" + step.passName + "'");
+    if (!*changed)
+      break;
+    changedAny = true;
+  }
+  record.milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  record.iterations = std::max(iterations, 1);
+  if (m_options.verifyEach) {
+    Status st = verify(*work);
+    if (!st.ok())
+      return st.error().withContext("verifier after pass '" + step.passName + "'");
+  }
+  record.changed = changedAny;
+  record.statistics = ctx.statistics();
+  record.summary = ctx.summary();
+  record.events = ctx.events();
+  record.nodesAfter = countNodes(*work);
+  if (m_options.numericCheck)
+    record.numericMaxAbs = maxAbsDiff(current, *work, m_options.numericSeed);
+  Snapshot snap;
+  snap.graph = std::shared_ptr<const Graph>(std::move(work));
+  snap.record = std::move(record);
+  return snap;
+}
+
+PipelineResult PassManager::run(std::unique_ptr<Graph> input,
+                                const std::vector<PipelineStep>& steps) const {
+  PipelineResult result;
+  result.snapshots.push_back(Snapshot{std::shared_ptr<const Graph>(std::move(input)), {}});
+  int64_t applied = 0;
+  for (const PipelineStep& step : steps) {
+    if (m_options.disabled.count(step.passName))
+      continue;
+    if (m_options.passLimit && applied >= *m_options.passLimit)
+      break;
+    const Graph& current = *result.snapshots.back().graph;
+    auto snap = applyStep(current, step);
+    ++applied;
+    if (!snap.ok()) {
+      result.error = snap.error();
+      if (!m_options.reproducerDir.empty())
+        result.reproducerPath = writeReproducer(m_options.reproducerDir, current, step, snap.error());
+      break;
+    }
+    result.snapshots.push_back(std::move(snap).value());
+    if (m_options.afterPass)
+      m_options.afterPass(result.snapshots.back());
+  }
+  return result;
+}
+
+} // namespace fb

@@ -1,0 +1,73 @@
+// The pass manager: runs a pipeline with instrumentation and keeps a snapshot after every pass.
+#pragma once
+
+#include "passes/PassRegistry.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+
+namespace fb {
+
+/// What one pass application did.
+struct PassRecord {
+  std::string pass;               ///< pass name
+  std::string step;               ///< the pipeline step as written (with options)
+  bool changed = false;
+  double milliseconds = 0;
+  int iterations = 1;             ///< > 1 for fixed-point passes
+  std::map<std::string, double> statistics;
+  std::string summary;            ///< one line: "fold-batchnorm: folded 20 ...; -20 nodes"
+  std::vector<ProvenanceEvent> events;
+  int64_t nodesBefore = 0, nodesAfter = 0;
+  /// Largest |before - after| over graph outputs when the numeric check ran.
+  std::optional<double> numericMaxAbs;
+};
+
+/// The graph after a pass (or the imported graph, for snapshot 0). Graphs are immutable once
+/// stored, and share constant data with each other.
+struct Snapshot {
+  std::shared_ptr<const Graph> graph;
+  std::optional<PassRecord> record; ///< absent for snapshot 0
+};
+
+/// Instrumentation and limits.
+struct PassManagerOptions {
+  bool verifyEach = true;                   ///< run the verifier after every pass
+  std::optional<int64_t> passLimit;         ///< stop after this many pass applications
+  std::set<std::string> disabled;           ///< pass names to skip
+  bool numericCheck = false;                ///< interpreter before vs after each pass
+  uint64_t numericSeed = 0;                 ///< seed of the numeric check's inputs
+  std::string reproducerDir;                ///< on failure write input IR + pipeline here
+  int maxFixedPointIterations = 16;
+  /// Called after each pass application with the new snapshot (print-after-all, progress).
+  std::function<void(const Snapshot&)> afterPass;
+};
+
+/// The outcome of a pipeline: snapshots 0..k, and the error that stopped it, if any.
+struct PipelineResult {
+  std::vector<Snapshot> snapshots;
+  std::optional<Error> error;
+  std::string reproducerPath; ///< written when a pass failed and reproducerDir was set
+  const Graph& finalGraph() const { return *snapshots.back().graph; }
+};
+
+/// Runs pipelines. A pass runs on a copy of the current graph; when it fails (or the verifier
+/// rejects its result) the copy is dropped, so the last snapshot is always a valid graph.
+class PassManager {
+public:
+  explicit PassManager(PassManagerOptions options = {}) : m_options(std::move(options)) {}
+  /// Runs `steps` on `input` (which becomes snapshot 0).
+  PipelineResult run(std::unique_ptr<Graph> input, const std::vector<PipelineStep>& steps) const;
+  /// Applies one step to `current`, producing the next snapshot or an error.
+  Expected<Snapshot> applyStep(const Graph& current, const PipelineStep& step) const;
+
+private:
+  PassManagerOptions m_options;
+};
+
+/// "fold-batchnorm: folded 20 BatchNormalization into Conv; -20 nodes" from a record.
+std::string describeRecord(const PassRecord& record);
+
+} // namespace fb

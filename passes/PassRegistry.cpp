@@ -1,0 +1,154 @@
+// Pass registry and pipeline parsing.
+#include "passes/PassRegistry.h"
+#include "passes/Passes.h"
+
+#include <charconv>
+
+namespace fb {
+
+std::string PassOptions::getString(const std::string& key, const std::string& dflt) const {
+  auto it = m_values.find(key);
+  return it == m_values.end() ? dflt : it->second;
+}
+
+Expected<int64_t> PassOptions::getInt(const std::string& key, int64_t dflt) const {
+  auto it = m_values.find(key);
+  if (it == m_values.end())
+    return dflt;
+  int64_t v = 0;
+  const std::string& s = it->second;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size())
+    return makeError("option ", key, " expects an integer, got '", s, "'");
+  return v;
+}
+
+Expected<double> PassOptions::getDouble(const std::string& key, double dflt) const {
+  auto it = m_values.find(key);
+  if (it == m_values.end())
+    return dflt;
+  const std::string& s = it->second;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size())
+    return makeError("option ", key, " expects a number, got '", s, "'");
+  return v;
+}
+
+Expected<bool> PassOptions::getBool(const std::string& key, bool dflt) const {
+  auto it = m_values.find(key);
+  if (it == m_values.end())
+    return dflt;
+  if (it->second == "true" || it->second == "1")
+    return true;
+  if (it->second == "false" || it->second == "0")
+    return false;
+  return makeError("option ", key, " expects true or false, got '", it->second, "'");
+}
+
+std::string PassOptions::str() const {
+  if (m_values.empty())
+    return "";
+  std::string s = "{";
+  bool first = true;
+  for (const auto& [k, v] : m_values) {
+    s += (first ? "" : ",") + k + "=" + v;
+    first = false;
+  }
+  return s + "}";
+}
+
+const std::vector<PassEntry>& allPasses() {
+  static const std::vector<PassEntry> passes = {
+#define PASS(Factory, Name) PassEntry{Name, [] { return Factory(); }},
+#include "passes/Passes.def"
+  };
+  return passes;
+}
+
+Expected<std::unique_ptr<Pass>> createPass(const std::string& name) {
+  for (const PassEntry& e : allPasses())
+    if (e.name == name)
+      return e.create();
+  std::string known;
+  for (const PassEntry& e : allPasses())
+    known += (known.empty() ? "" : ", ") + e.name;
+  return makeError("unknown pass '", name, "' (known passes: ", known, ")");
+}
+
+std::string PipelineStep::str() const { return passName + options.str(); }
+
+Expected<std::vector<PipelineStep>> parsePipeline(const std::string& text) {
+  std::vector<PipelineStep> steps;
+  size_t i = 0;
+  auto skipSpace = [&] {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
+      ++i;
+  };
+  while (true) {
+    skipSpace();
+    if (i >= text.size())
+      break;
+    size_t start = i;
+    while (i < text.size() && text[i] != ',' && text[i] != '{' &&
+           !std::isspace(static_cast<unsigned char>(text[i])))
+      ++i;
+    PipelineStep step;
+    step.passName = text.substr(start, i - start);
+    if (step.passName.empty())
+      return makeError("pipeline '", text, "': empty pass name at character ", start + 1);
+    skipSpace();
+    if (i < text.size() && text[i] == '{') {
+      size_t close = text.find('}', i);
+      if (close == std::string::npos)
+        return makeError("pipeline '", text, "': options of '", step.passName,
+                         "' are missing a closing '}'");
+      std::string body = text.substr(i + 1, close - i - 1);
+      size_t p = 0;
+      while (p <= body.size()) {
+        size_t comma = body.find(',', p);
+        if (comma == std::string::npos)
+          comma = body.size();
+        std::string kv = body.substr(p, comma - p);
+        if (!kv.empty()) {
+          size_t eq = kv.find('=');
+          if (eq == std::string::npos || eq == 0)
+            return makeError("pipeline '", text, "': option '", kv, "' of '", step.passName,
+                             "' must be key=value");
+          step.options.set(kv.substr(0, eq), kv.substr(eq + 1));
+        }
+        p = comma + 1;
+      }
+      i = close + 1;
+    }
+    auto pass = createPass(step.passName);
+    if (!pass.ok())
+      return pass.error();
+    steps.push_back(std::move(step));
+    skipSpace();
+    if (i < text.size()) {
+      if (text[i] != ',')
+        return makeError("pipeline '", text, "': expected ',' at character ", i + 1);
+      ++i;
+    }
+  }
+  return steps;
+}
+
+std::string namedPipelineString(const std::string& level) {
+  if (level == "O0")
+    return "";
+  if (level == "O1")
+    return "infer-shapes,dce,cse";
+  if (level == "O2" || level == "O3")
+    return "infer-shapes,dce,cse";
+  return "";
+}
+
+Expected<std::vector<PipelineStep>> namedPipeline(const std::string& level) {
+  if (level != "O0" && level != "O1" && level != "O2" && level != "O3")
+    return makeError("unknown optimization level '", level, "' (O0..O3)");
+  return parsePipeline(namedPipelineString(level));
+}
+
+} // namespace fb
