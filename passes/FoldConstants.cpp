@@ -1,0 +1,131 @@
+// fold-constants: evaluates sub-graphs whose inputs are all known at compile time.
+#include "core/ops/OpContext.h"
+#include "passes/Passes.h"
+
+namespace fb {
+
+namespace {
+
+/// Replaces every output of `n` with a constant holding `values[i]`, keeping the output names,
+/// and erases `n`.
+void replaceWithConstants(Graph& graph, Node* n, std::vector<Tensor> values) {
+  std::vector<std::string> names;
+  std::vector<Value*> constants;
+  for (size_t i = 0; i < n->numOutputs(); ++i) {
+    Value* out = n->output(i);
+    names.push_back(out->name());
+    Value* c = graph.addConstant(graph.uniqueValueName(out->name() + ".folded"), values[i]);
+    TensorType t = c->type();
+    t.quant = out->type().quant;
+    c->setType(t);
+    out->replaceAllUsesWith(c);
+    constants.push_back(c);
+  }
+  graph.eraseNode(n);
+  for (size_t i = 0; i < constants.size(); ++i)
+    if (!graph.findValue(names[i]))
+      graph.renameValue(constants[i], names[i]);
+}
+
+/// Constant folding:
+///   1. walk nodes in execution order;
+///   2. a node whose operands are all constants is evaluated with the reference interpreter's
+///      kernel, unless one of its outputs would exceed the size cap (max-elements, default 2^20);
+///   3. Shape and Size of a value whose type is static, and any shape tensor whose contents shape
+///      inference already knows (Shape->Gather->Concat chains), become constants without running;
+///   4. each folded node is erased and its outputs become named constants; later nodes then see
+///      constant operands, so chains fold in one walk. Operands left unused are removed by dce.
+class FoldConstantsPass : public Pass {
+public:
+  std::string name() const override { return "fold-constants"; }
+  std::string summary() const override {
+    return "evaluate at compile time what depends only on constants";
+  }
+  std::string description() const override {
+    return "Constant folding computes, once at compile time, every operation whose inputs are "
+           "all known in advance, and replaces it by its result. Exporters emit long chains that "
+           "compute a tensor's shape (Shape, Gather, Unsqueeze, Concat) only to feed a Reshape; "
+           "when the shapes are static these chains collapse to one constant. Fewer operations "
+           "run at inference time on any hardware, and later passes see plain constants they "
+           "can reason about. A size cap keeps folding from materializing huge tensors.";
+  }
+  Expected<bool> run(Graph& graph, PassContext& ctx) override {
+    FB_ASSIGN_OR_RETURN(int64_t cap, ctx.options().getInt("max-elements", int64_t(1) << 20));
+    size_t folded = 0;
+    std::vector<Node*> order;
+    for (const auto& n : graph.nodes())
+      order.push_back(n.get());
+    for (Node* n : order) {
+      if (n->op() == OpKind::Fused)
+        continue;
+      auto values = tryFold(*n, cap);
+      if (!values.ok())
+        return values.error();
+      if (values->empty())
+        continue;
+      ctx.logDeleted(n->id(), "folded to a constant");
+      replaceWithConstants(graph, n, std::move(values).value());
+      ++folded;
+    }
+    ctx.addStatistic("nodes folded", double(folded));
+    ctx.setSummary("folded " + std::to_string(folded) + " nodes into constants");
+    return folded > 0;
+  }
+
+private:
+  /// The folded outputs of `n`, or an empty vector when it cannot be folded.
+  static Expected<std::vector<Tensor>> tryFold(const Node& n, int64_t cap) {
+    for (const Value* out : n.outputs()) {
+      auto count = out->type().numElements();
+      if (!count || *count > cap)
+        return std::vector<Tensor>{};
+    }
+    // Shape tensors whose contents inference already knows.
+    if (n.numOutputs() == 1) {
+      const Value* out = n.output(0);
+      const auto& sv = out->shapeValue();
+      if (sv && out->type().dtype == DType::I64 && out->type().rank() <= 1) {
+        std::vector<int64_t> vals;
+        bool known = true;
+        for (const Dim& d : *sv) {
+          if (!d.isStatic()) {
+            known = false;
+            break;
+          }
+          vals.push_back(d.size());
+        }
+        auto count = out->type().numElements();
+        if (known && count && *count == int64_t(vals.size()))
+          return std::vector<Tensor>{Tensor::fromVector<int64_t>(out->type().staticSizes(), vals)};
+      }
+    }
+    if (n.op() == OpKind::Size && n.input(0) && n.input(0)->type().isStatic())
+      return std::vector<Tensor>{Tensor::scalar<int64_t>(*n.input(0)->type().numElements())};
+    std::vector<Tensor> ins;
+    for (const Value* in : n.inputs()) {
+      if (!in) {
+        ins.emplace_back();
+        continue;
+      }
+      if (!in->isConstant())
+        return std::vector<Tensor>{};
+      ins.push_back(in->constantData());
+    }
+    if (n.numInputs() == 0 && n.op() != OpKind::Constant)
+      return std::vector<Tensor>{};
+    const OpInfo& info = n.info();
+    if (!info.eval)
+      return std::vector<Tensor>{};
+    EvalContext ctx(n, std::move(ins));
+    Status st = info.eval(ctx);
+    if (!st.ok())
+      return st.error().withContext("fold-constants");
+    return std::move(ctx.outputs());
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createFoldConstantsPass() { return std::make_unique<FoldConstantsPass>(); }
+
+} // namespace fb
