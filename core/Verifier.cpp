@@ -11,7 +11,6 @@ namespace {
 
 class Verifier {
 public:
-  explicit Verifier(const VerifyOptions& options) : m_options(options) {}
 
   Status verifyGraph(const Graph& g) {
     std::unordered_set<const Value*> defined;
@@ -142,14 +141,13 @@ private:
     return Status::success();
   }
 
-  const VerifyOptions& m_options;
   std::unordered_set<NodeId> m_ids;
 };
 
 } // namespace
 
 Status verify(const Graph& graph, const VerifyOptions& options) {
-  Verifier v(options);
+  Verifier v;
   FB_TRY(v.verifyGraph(graph));
   if (options.checkTypes)
     FB_TRY(v.verifyTypes(graph));

@@ -7,7 +7,7 @@
 namespace fb {
 
 Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+  if (axis < -rank || axis >= rank)
     return makeError("axis ", axis, " is out of range for rank ", rank);
   return axis < 0 ? axis + rank : axis;
 }

@@ -1,0 +1,275 @@
+// ONNX export: the core IR to a ModelProto at opset 17, fused groups inlined, ids kept in tags.
+#include "core/onnx/OnnxExport.h"
+#include "core/onnx/OnnxNodeTag.h"
+#include "core/onnx/OnnxTensorCodec.h"
+
+#include <onnx/checker.h>
+
+#include <climits>
+#include <fstream>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace fb {
+
+namespace {
+
+using namespace onnxio;
+
+constexpr int64_t kIrVersion = 8;
+constexpr int64_t kOpset = 17;
+
+void encodeType(const TensorType& type, onnx::TypeProto& proto) {
+  auto* tt = proto.mutable_tensor_type();
+  tt->set_elem_type(dtypeToOnnx(type.dtype));
+  auto* shape = tt->mutable_shape();
+  for (const Dim& d : type.dims) {
+    auto* dim = shape->add_dim();
+    if (d.isStatic())
+      dim->set_dim_value(d.size());
+    else if (d.isSymbol())
+      dim->set_dim_param(d.symbolName());
+    // An unknown dim is a Dimension with neither field set.
+  }
+}
+
+void encodeAttr(const std::string& name, const AttrValue& value, onnx::AttributeProto& proto) {
+  using A = onnx::AttributeProto;
+  proto.set_name(name);
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          proto.set_type(A::INT);
+          proto.set_i(v);
+        } else if constexpr (std::is_same_v<T, float>) {
+          proto.set_type(A::FLOAT);
+          proto.set_f(v);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          proto.set_type(A::STRING);
+          proto.set_s(v);
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          proto.set_type(A::INTS);
+          for (int64_t x : v)
+            proto.add_ints(x);
+        } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+          proto.set_type(A::FLOATS);
+          for (float x : v)
+            proto.add_floats(x);
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          proto.set_type(A::STRINGS);
+          for (const auto& x : v)
+            proto.add_strings(x);
+        } else {
+          static_assert(std::is_same_v<T, Tensor>, "unhandled attribute kind");
+          proto.set_type(A::TENSOR);
+          encodeTensor(v, "", *proto.mutable_t());
+        }
+      },
+      value);
+}
+
+/// Writes one graph (and the bodies of its fused groups, inlined) into a GraphProto.
+class OnnxExporter {
+public:
+  explicit OnnxExporter(onnx::GraphProto& proto) : m_proto(proto) {}
+
+  Status run(const Graph& graph) {
+    m_proto.set_name(graph.name());
+    // Top-level names are kept as they are; inlined body values get fresh names around them.
+    for (Value* v : graph.inputs())
+      claim(v, v->name());
+    for (Value* v : graph.constants())
+      claim(v, v->name());
+    for (const auto& n : graph.nodes())
+      for (Value* v : n->outputs())
+        claim(v, v->name());
+    for (Value* v : graph.outputs())
+      m_outputNames.insert(v->name());
+
+    for (Value* v : graph.inputs()) {
+      auto* info = m_proto.add_input();
+      info->set_name(v->name());
+      encodeType(v->type(), *info->mutable_type());
+    }
+    for (Value* v : graph.constants())
+      emitConstant(v);
+    for (const auto& n : graph.nodes())
+      FB_TRY(emitNode(*n));
+    for (Value* v : graph.outputs()) {
+      auto* info = m_proto.add_output();
+      info->set_name(v->name());
+      encodeType(v->type(), *info->mutable_type());
+    }
+    return Status::success();
+  }
+
+private:
+  void claim(const Value* v, const std::string& name) {
+    m_names[v] = name;
+    m_used.insert(name);
+  }
+
+  std::string freshName(const std::string& base) {
+    std::string candidate = base;
+    for (uint64_t i = 1; m_used.count(candidate); ++i)
+      candidate = base + "_" + std::to_string(i);
+    m_used.insert(candidate);
+    return candidate;
+  }
+
+  Expected<std::string> nameOf(const Value* v, const Node& user) {
+    auto it = m_names.find(v);
+    if (it == m_names.end())
+      return makeError(user.describe(), ": reads value '", v->name(),
+                       "', which is not defined before it");
+    return it->second;
+  }
+
+  void emitConstant(const Value* v) {
+    encodeTensor(v->constantData(), m_names.at(v), *m_proto.add_initializer());
+  }
+
+  void addValueInfo(const std::string& name, const TensorType& type) {
+    if (m_outputNames.count(name))
+      return;
+    auto* info = m_proto.add_value_info();
+    info->set_name(name);
+    encodeType(type, *info->mutable_type());
+  }
+
+  Status emitNode(const Node& node) {
+    if (node.op() == OpKind::Fused)
+      return inlineGroup(node);
+    const OpInfo& info = node.info();
+    if (!*info.onnxName)
+      return makeUnsupported(node.describe(), ": op ", info.name, " has no ONNX equivalent");
+    auto* proto = m_proto.add_node();
+    proto->set_op_type(info.onnxName);
+    proto->set_name(node.name());
+    proto->set_doc_string(formatNodeTag(node));
+    size_t numInputs = node.numInputs();
+    while (numInputs > 0 && !node.input(numInputs - 1))
+      --numInputs;
+    for (size_t i = 0; i < numInputs; ++i) {
+      if (const Value* in = node.input(i)) {
+        FB_ASSIGN_OR_RETURN(std::string name, nameOf(in, node));
+        proto->add_input(name);
+      } else {
+        proto->add_input("");
+      }
+    }
+    for (Value* out : node.outputs()) {
+      const std::string& name = m_names.at(out);
+      proto->add_output(name);
+      addValueInfo(name, out->type());
+    }
+    for (const auto& [name, value] : node.attrs())
+      encodeAttr(name, value, *proto->add_attribute());
+    return Status::success();
+  }
+
+  /// Emits a fused group's body in place: body inputs read the group's operands, body results are
+  /// written under the group's output names.
+  Status inlineGroup(const Node& group) {
+    const Graph* body = group.body();
+    if (!body)
+      return makeError(group.describe(), ": fused group has no body");
+    if (body->inputs().size() != group.numInputs())
+      return makeError(group.describe(), ": body takes ", body->inputs().size(),
+                       " inputs, group has ", group.numInputs());
+    if (body->outputs().size() != group.numOutputs())
+      return makeError(group.describe(), ": body yields ", body->outputs().size(),
+                       " outputs, group has ", group.numOutputs());
+    const std::string prefix =
+        (group.name().empty() ? "fused" + std::to_string(group.id()) : group.name()) + "/";
+    for (size_t i = 0; i < group.numInputs(); ++i) {
+      const Value* operand = group.input(i);
+      if (!operand)
+        return makeError(group.describe(), ": operand ", i, " is absent");
+      FB_ASSIGN_OR_RETURN(std::string name, nameOf(operand, group));
+      m_names[body->inputs()[i]] = name;
+    }
+    for (const Value* c : body->constants()) {
+      m_names[c] = freshName(prefix + c->name());
+      emitConstant(c);
+    }
+    // A result produced by a body node takes the group output's name; any other result (a body
+    // input, a constant, a value yielded twice) is copied out by an Identity after the body.
+    std::vector<std::pair<const Value*, const Value*>> copies; // body value → group output
+    for (size_t i = 0; i < body->outputs().size(); ++i) {
+      const Value* result = body->outputs()[i];
+      if (result->producer() && !m_names.count(result))
+        m_names[result] = m_names.at(group.output(i));
+      else
+        copies.emplace_back(result, group.output(i));
+    }
+    for (const auto& n : body->nodes())
+      for (Value* out : n->outputs())
+        if (!m_names.count(out))
+          m_names[out] = freshName(prefix + out->name());
+    for (const auto& n : body->nodes())
+      FB_TRY(emitNode(*n));
+    for (const auto& [from, to] : copies) {
+      auto* proto = m_proto.add_node();
+      proto->set_op_type("Identity");
+      proto->set_name(prefix + "copy_" + to->name());
+      FB_ASSIGN_OR_RETURN(std::string fromName, nameOf(from, group));
+      proto->add_input(fromName);
+      proto->add_output(m_names.at(to));
+      addValueInfo(m_names.at(to), to->type());
+    }
+    return Status::success();
+  }
+
+  onnx::GraphProto& m_proto;
+  std::unordered_map<const Value*, std::string> m_names; // value → its name in the file
+  std::unordered_set<std::string> m_used;                // every name given out so far
+  std::unordered_set<std::string> m_outputNames;         // top-level graph outputs
+};
+
+} // namespace
+
+Expected<std::string> exportOnnxBytes(const Graph& graph) {
+  try {
+    onnx::ModelProto model;
+    model.set_ir_version(kIrVersion);
+    model.set_producer_name("fusebox");
+    model.set_producer_version("0.1");
+    auto* opset = model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(kOpset);
+    OnnxExporter exporter(*model.mutable_graph());
+    FB_TRY(exporter.run(graph));
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception& e) {
+      return makeError("exported model fails the ONNX checker: ", e.what());
+    }
+    if (model.ByteSizeLong() > size_t(INT_MAX))
+      return makeUnsupported("the exported model is larger than 2 GB, the protobuf limit "
+                             "(external data export is not implemented)");
+    std::string bytes;
+    if (!model.SerializeToString(&bytes))
+      return makeError("serializing the ONNX model failed");
+    return bytes;
+  } catch (const std::exception& e) {
+    return makeError("ONNX export failed: ", e.what());
+  }
+}
+
+Status exportOnnxFile(const Graph& graph, const std::string& path) {
+  auto bytes = exportOnnxBytes(graph);
+  if (!bytes.ok())
+    return bytes.error().withContext(path);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    return makeError(path, ": cannot open for writing");
+  out.write(bytes->data(), std::streamsize(bytes->size()));
+  out.close();
+  if (!out)
+    return makeError(path, ": write failed");
+  return Status::success();
+}
+
+} // namespace fb

@@ -1,0 +1,148 @@
+// Opset upgrade of imported nodes to opset-17 semantics: legacy attributes become constant inputs,
+// legacy Softmax/LogSoftmax (2-D coercion) becomes Flatten → Softmax → Reshape.
+#include "core/onnx/OnnxUpgrade.h"
+
+#include <algorithm>
+
+namespace fb::onnxio {
+
+std::string NameAllocator::fresh(const std::string& base) {
+  std::string stem = base.empty() ? "t" : base;
+  std::string candidate = stem;
+  while (m_fileNames.count(candidate) || m_graph.findValue(candidate))
+    candidate = stem + "_" + std::to_string(++m_counter);
+  return candidate;
+}
+
+namespace {
+
+/// The name new values derived from `node` are based on.
+std::string baseName(const Node& node) {
+  return node.numOutputs() ? node.output(0)->name() : "n" + std::to_string(node.id());
+}
+
+/// Moves integer-list attribute `attr` into a new 1-D i64 constant appended as input `index`.
+Status moveIntsToInput(Node& node, const std::string& attr, size_t index, Graph& graph,
+                       NameAllocator& names, const std::string& where) {
+  if (!node.attrs().has(attr))
+    return Status::success();
+  auto ints = node.attrs().getInts(attr, {});
+  if (!ints.ok())
+    return ints.error().withContext(where);
+  if (node.numInputs() > index && node.input(index))
+    return makeError(where, ": has both the legacy '", attr, "' attribute and input ", index);
+  const std::vector<int64_t>& v = *ints;
+  Value* c = graph.addConstant(names.fresh(baseName(node) + "_" + attr),
+                               Tensor::fromVector<int64_t>({int64_t(v.size())}, v));
+  node.attrs().erase(attr);
+  while (node.numInputs() < index)
+    node.addInput(nullptr);
+  if (node.numInputs() == index)
+    node.addInput(c);
+  else
+    node.setInput(index, c);
+  return Status::success();
+}
+
+} // namespace
+
+Status upgradeLegacyAttributes(Node& node, int64_t opset, Graph& graph, NameAllocator& names,
+                               const std::string& where) {
+  switch (node.op()) {
+  case OpKind::Squeeze:
+  case OpKind::Unsqueeze:
+  case OpKind::ReduceSum:
+    if (opset < 13)
+      return moveIntsToInput(node, "axes", 1, graph, names, where);
+    return Status::success();
+  case OpKind::Split:
+    if (opset < 13)
+      return moveIntsToInput(node, "split", 1, graph, names, where);
+    return Status::success();
+  case OpKind::Dropout: {
+    if (opset >= 12 || !node.attrs().has("ratio"))
+      return Status::success();
+    auto ratio = node.attrs().getFloat("ratio", 0.5f);
+    if (!ratio.ok())
+      return ratio.error().withContext(where);
+    if (node.numInputs() > 1)
+      return makeError(where, ": has both the legacy 'ratio' attribute and a ratio input");
+    Value* c = graph.addConstant(names.fresh(baseName(node) + "_ratio"), Tensor::scalar(*ratio));
+    node.attrs().erase("ratio");
+    node.addInput(c);
+    return Status::success();
+  }
+  default: return Status::success();
+  }
+}
+
+bool needsSoftmaxUpgrade(const Node& node, int64_t opset) {
+  return opset < 13 && (node.op() == OpKind::Softmax || node.op() == OpKind::LogSoftmax);
+}
+
+Status upgradeLegacySoftmax(Node& node, Graph& graph, NameAllocator& names,
+                            std::vector<Node*>& insertedBefore, std::vector<Node*>& insertedAfter) {
+  Value* x = node.input(0);
+  if (!x)
+    return makeError(node.describe(), ": input 0 is missing");
+  const TensorType inType = x->type();
+  const int64_t rank = int64_t(inType.rank());
+  auto axisAttr = node.attrs().getInt("axis", 1); // the default before opset 13
+  if (!axisAttr.ok())
+    return axisAttr.error().withContext(node.describe());
+  int64_t axis = *axisAttr;
+  if (rank == 0)
+    return makeError(node.describe(), ": input is a scalar; needs rank >= 1");
+  if (axis < -rank || axis >= rank)
+    return makeError(node.describe(), ": axis ", axis, " is out of range for rank ", rank);
+  if (axis < 0)
+    axis += rank;
+  if (axis == rank - 1) {
+    // Coercing to 2-D at the last axis is a softmax over the last axis: the opset-17 op.
+    node.attrs().set("axis", int64_t(-1));
+    return Status::success();
+  }
+
+  const std::string outName = node.output(0)->name();
+  Node* flat = graph.insertNodeBefore(&node, OpKind::Flatten, {x}, 1,
+                                      {names.fresh(outName + "_flat")});
+  flat->attrs().set("axis", axis);
+  flat->setProvenance({node.id()});
+  insertedBefore.push_back(flat);
+  Value* shape = nullptr;
+  if (inType.isStatic()) {
+    shape = graph.addConstant(names.fresh(outName + "_shape"),
+                              Tensor::fromVector<int64_t>({rank}, inType.staticSizes()));
+  } else {
+    Node* shapeNode = graph.insertNodeBefore(&node, OpKind::Shape, {x}, 1,
+                                             {names.fresh(outName + "_shape")});
+    shapeNode->setProvenance({node.id()});
+    insertedBefore.push_back(shapeNode);
+    shape = shapeNode->output(0);
+  }
+  node.setInput(0, flat->output(0));
+  node.attrs().set("axis", int64_t(1));
+
+  // The Reshape goes right after the node so the execution order stays valid.
+  const auto& nodes = graph.nodes();
+  auto it = std::find_if(nodes.begin(), nodes.end(),
+                         [&](const std::unique_ptr<Node>& p) { return p.get() == &node; });
+  assert(it != nodes.end() && "softmax node not in its graph");
+  ++it;
+  const std::string tmpName = names.fresh(outName + "_reshaped");
+  Node* reshape = it == nodes.end()
+                      ? graph.addNode(OpKind::Reshape, {nullptr, shape}, 1, {tmpName})
+                      : graph.insertNodeBefore(it->get(), OpKind::Reshape, {nullptr, shape}, 1,
+                                               {tmpName});
+  reshape->setProvenance({node.id()});
+  Value* out2d = node.output(0);
+  out2d->replaceAllUsesWith(reshape->output(0));
+  reshape->setInput(0, out2d);
+  // The original name now belongs to the full-rank result, so declared value_info still applies.
+  graph.renameValue(out2d, names.fresh(outName + "_2d"));
+  graph.renameValue(reshape->output(0), outName);
+  insertedAfter.push_back(reshape);
+  return Status::success();
+}
+
+} // namespace fb::onnxio

@@ -1,0 +1,20 @@
+// Stub: the fuse-gemm-bias pass is not implemented yet.
+#include "passes/Passes.h"
+
+namespace fb {
+
+namespace {
+class StubPass : public Pass {
+public:
+  std::string name() const override { return "fuse-gemm-bias"; }
+  std::string summary() const override { return "(not implemented yet)"; }
+  std::string description() const override { return "Not implemented yet."; }
+  Expected<bool> run(Graph&, PassContext&) override {
+    return makeUnsupported("pass fuse-gemm-bias is not implemented yet");
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> createFuseGemmBiasPass() { return std::make_unique<StubPass>(); }
+
+} // namespace fb
