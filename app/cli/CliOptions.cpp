@@ -96,6 +96,13 @@ Expected<CliOptions> parseCliOptions(int argc, char** argv) {
       o.printAfterChange = true;
     } else if (a == "--timing") {
       o.timing = true;
+    } else if (a == "--disable-pass") {
+      FB_ASSIGN_OR_RETURN(std::string v, value());
+      o.disabledPasses.push_back(v);
+    } else if (a == "--numeric-check") {
+      o.numericCheck = true;
+    } else if (a == "--reproducer-dir") {
+      FB_TRY(str(o.reproducerDir));
     } else if (a == "-o") {
       FB_TRY(str(o.outputFile));
     } else if (a == "--stats") {
@@ -176,6 +183,9 @@ Pipeline
   --print-after-change     print the IR after every pass that changed it
   --timing                 wall time per pass
   -o FILE                  write the resulting model (.onnx or .fbir, by extension)
+  --disable-pass NAME      skip this pass wherever it appears (repeatable)
+  --numeric-check          run the interpreter before and after every pass (max abs in --timing)
+  --reproducer-dir DIR     where a failing pass writes its reproducer (default: temp dir)
 
 Inspection
   --stats                  nodes, ops, parameters, FLOPs, bytes moved, peak activation memory

@@ -27,6 +27,12 @@ struct CliOptions {
   bool printAfterChange = false;
   bool timing = false;
   std::string outputFile;
+  /// Pass names to skip (--disable-pass NAME, repeatable).
+  std::vector<std::string> disabledPasses;
+  /// Interpreter before vs after every pass (--numeric-check).
+  bool numericCheck = false;
+  /// Where a failing pass's reproducer goes (--reproducer-dir).
+  std::string reproducerDir;
 
   // Inspection.
   bool stats = false;

@@ -1,13 +1,16 @@
-// The fusebox-opt driver.
+// The fusebox-opt driver: load, run the pipeline, report, run, write.
 #include "app/cli/OptDriver.h"
+#include "app/cli/PipelineReports.h"
 #include "app/cli/Reports.h"
 #include "core/Cost.h"
+#include "core/GraphDiff.h"
 #include "core/Interpreter.h"
 #include "core/ModelIO.h"
 #include "core/Npy.h"
 #include "core/RandomInputs.h"
 #include "core/onnx/OnnxImport.h"
 #include "core/text/IrPrinter.h"
+#include "passes/PassManager.h"
 
 #include <chrono>
 #include <filesystem>
@@ -24,26 +27,8 @@ bool endsWith(const std::string& s, const std::string& suffix) {
 /// Options of later issues that this build does not carry out yet.
 std::vector<std::string> unavailableOptions(const CliOptions& o) {
   std::vector<std::string> names;
-  if (!o.passes.empty())
-    names.push_back("--passes");
-  if (!o.optLevel.empty() && o.optLevel != "O0")
-    names.push_back("-" + o.optLevel);
-  if (o.listPasses)
-    names.push_back("--list-passes");
-  if (o.passLimit)
-    names.push_back("--pass-limit");
-  if (o.printAfterAll)
-    names.push_back("--print-after-all");
-  if (o.printAfterChange)
-    names.push_back("--print-after-change");
-  if (o.timing)
-    names.push_back("--timing");
-  if (!o.diff.empty())
-    names.push_back("--diff");
   if (o.memoryPlan)
     names.push_back("--memory-plan");
-  if (o.compare)
-    names.push_back("--compare");
   if (o.bench)
     names.push_back("--bench");
   if (!o.profile.empty())
@@ -95,83 +80,257 @@ std::string sanitizeFileName(const std::string& name) {
   return s.empty() ? "output" : s;
 }
 
-int fail(std::ostream& err, const Error& e) {
-  err << "error: " << e.message() << "\n";
-  return 1;
+Expected<std::vector<PipelineStep>> buildPipeline(const CliOptions& o) {
+  std::vector<PipelineStep> steps;
+  if (!o.optLevel.empty()) {
+    FB_ASSIGN_OR_RETURN(steps, namedPipeline(o.optLevel));
+  }
+  for (const std::string& p : o.passes) {
+    FB_ASSIGN_OR_RETURN(std::vector<PipelineStep> more, parsePipeline(p));
+    steps.insert(steps.end(), more.begin(), more.end());
+  }
+  return steps;
 }
 
-} // namespace
+Expected<std::pair<size_t, size_t>> parseDiffIndices(const std::string& spec, size_t count) {
+  size_t comma = spec.find(',');
+  if (comma == std::string::npos)
+    return makeError("--diff expects I,J (snapshot indices), got '", spec, "'");
+  char* end = nullptr;
+  std::string a = spec.substr(0, comma), b = spec.substr(comma + 1);
+  long i = std::strtol(a.c_str(), &end, 10);
+  bool okA = !a.empty() && *end == '\0';
+  long j = std::strtol(b.c_str(), &end, 10);
+  bool okB = !b.empty() && *end == '\0';
+  if (!okA || !okB || i < 0 || j < 0)
+    return makeError("--diff expects I,J (snapshot indices), got '", spec, "'");
+  if (size_t(i) >= count || size_t(j) >= count)
+    return makeError("--diff ", spec, ": this pipeline has snapshots 0..", count - 1);
+  return std::make_pair(size_t(i), size_t(j));
+}
 
-int runOptDriver(const CliOptions& o, std::ostream& out, std::ostream& err) {
-  std::vector<std::string> unavailable = unavailableOptions(o);
-  if (!unavailable.empty()) {
-    std::string list;
-    for (const auto& n : unavailable)
-      list += (list.empty() ? "" : ", ") + n;
-    err << "error: not available in this build yet: " << list << "\n";
-    return 2;
+Expected<std::optional<Tolerance>> parseTolerance(const std::string& spec) {
+  if (spec.empty())
+    return std::optional<Tolerance>();
+  Tolerance t;
+  size_t comma = spec.find(',');
+  char* end = nullptr;
+  std::string a = spec.substr(0, comma);
+  t.atol = std::strtod(a.c_str(), &end);
+  if (a.empty() || *end != '\0' || t.atol < 0)
+    return makeError("--tolerance expects A[,R] with non-negative numbers, got '", spec, "'");
+  t.rtol = 0;
+  if (comma != std::string::npos) {
+    std::string r = spec.substr(comma + 1);
+    t.rtol = std::strtod(r.c_str(), &end);
+    if (r.empty() || *end != '\0' || t.rtol < 0)
+      return makeError("--tolerance expects A[,R] with non-negative numbers, got '", spec, "'");
   }
-  if (o.model.empty()) {
-    err << "error: no model given (usage: fusebox-opt MODEL [options]; see --help)\n";
-    return 2;
-  }
-  if (o.backend != "interp") {
-    err << "error: backend '" << o.backend << "' is not available in this build (use interp)\n";
-    return 2;
-  }
+  return std::optional<Tolerance>(t);
+}
 
-  auto loaded = loadModel(o.model);
-  if (!loaded.ok())
-    return fail(err, loaded.error());
-  std::unique_ptr<Graph> graph = std::move(loaded).value();
+/// Runs a graph on the interpreter and times it.
+Expected<std::pair<std::vector<Tensor>, double>> runInterp(const Graph& g,
+                                                          const std::vector<Tensor>& inputs) {
+  auto start = std::chrono::steady_clock::now();
+  FB_ASSIGN_OR_RETURN(InterpretResult r, interpret(g, inputs));
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return std::make_pair(std::move(r.outputs), ms);
+}
 
-  bool reported = false;
-  if (o.stats) {
-    ModelStats s = computeModelStats(*graph);
-    out << (o.json ? statsJson(s) : statsText(o.model, s));
-    reported = true;
-  }
+class Driver {
+public:
+  Driver(const CliOptions& o, std::ostream& out, std::ostream& err) : m_o(o), m_out(out), m_err(err) {}
 
-  if (o.run) {
-    auto inputs = gatherInputs(*graph, o);
-    if (!inputs.ok())
-      return fail(err, inputs.error());
-    auto start = std::chrono::steady_clock::now();
-    auto result = interpret(*graph, *inputs);
-    double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (!result.ok())
-      return fail(err, result.error());
-    std::vector<RunOutput> outputs;
-    if (!o.outputDir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(o.outputDir, ec);
-      if (ec)
-        return fail(err, makeError(o.outputDir, ": cannot create directory: ", ec.message()));
+  int run() {
+    if (m_o.listPasses) {
+      if (m_o.json) {
+        JsonWriter w;
+        w.beginObject();
+        writePassListJson(w);
+        w.endObject();
+        m_out << w.str() << "\n";
+      } else {
+        m_out << passListText();
+      }
+      return 0;
     }
-    for (size_t i = 0; i < graph->outputs().size(); ++i) {
-      RunOutput ro{graph->outputs()[i]->name(), result->outputs[i], ""};
-      if (!o.outputDir.empty()) {
-        ro.file = (std::filesystem::path(o.outputDir) / (sanitizeFileName(ro.name) + ".npy")).string();
-        Status st = writeNpy(ro.file, ro.tensor);
-        if (!st.ok())
-          return fail(err, st.error());
+    std::vector<std::string> unavailable = unavailableOptions(m_o);
+    if (!unavailable.empty()) {
+      std::string list;
+      for (const auto& n : unavailable)
+        list += (list.empty() ? "" : ", ") + n;
+      m_err << "error: not available in this build yet: " << list << "\n";
+      return 2;
+    }
+    if (m_o.model.empty()) {
+      m_err << "error: no model given (usage: fusebox-opt MODEL [options]; see --help)\n";
+      return 2;
+    }
+    if (m_o.backend != "interp") {
+      m_err << "error: backend '" << m_o.backend
+            << "' is not available in this build (use interp)\n";
+      return 2;
+    }
+    auto steps = buildPipeline(m_o);
+    if (!steps.ok())
+      return fail(steps.error(), 2);
+    auto tolerance = parseTolerance(m_o.tolerance);
+    if (!tolerance.ok())
+      return fail(tolerance.error(), 2);
+
+    auto loaded = loadModel(m_o.model);
+    if (!loaded.ok())
+      return fail(loaded.error());
+
+    PipelineResult pipeline = runPipeline(std::move(loaded).value(), *steps);
+    if (pipeline.error) {
+      std::string msg = pipeline.error->message();
+      if (!pipeline.reproducerPath.empty())
+        msg += " (reproducer written to " + pipeline.reproducerPath + ")";
+      return fail(Error(msg));
+    }
+    const Graph& result = pipeline.finalGraph();
+
+    JsonWriter json;
+    json.beginObject();
+    bool reported = false;
+    int exitCode = 0;
+
+    if (m_o.stats) {
+      ModelStats s = computeModelStats(result);
+      if (m_o.json)
+        writeStatsJson(json, s);
+      else
+        m_out << statsText(m_o.model, s);
+      reported = true;
+    }
+    if (m_o.timing) {
+      if (m_o.json)
+        writeTimingJson(json, pipeline.snapshots);
+      else
+        m_err << timingText(pipeline.snapshots);
+    }
+    if (!m_o.diff.empty()) {
+      auto ij = parseDiffIndices(m_o.diff, pipeline.snapshots.size());
+      if (!ij.ok())
+        return fail(ij.error(), 2);
+      const Graph& a = *pipeline.snapshots[ij->first].graph;
+      const Graph& b = *pipeline.snapshots[ij->second].graph;
+      GraphDiff d = diffGraphs(a, b);
+      if (m_o.json)
+        writeDiffJson(json, a, b, d);
+      else
+        m_out << diffText(a, b, d, ij->first, ij->second);
+      reported = true;
+    }
+    if (m_o.run || m_o.compare) {
+      auto inputs = gatherInputs(result, m_o);
+      if (!inputs.ok())
+        return fail(inputs.error());
+      auto got = runInterp(result, *inputs);
+      if (!got.ok())
+        return fail(got.error());
+      if (m_o.compare) {
+        auto ref = runInterp(*pipeline.snapshots.front().graph, *inputs);
+        if (!ref.ok())
+          return fail(ref.error());
+        std::vector<OutputComparison> cmp;
+        bool ok = true;
+        for (size_t i = 0; i < result.outputs().size(); ++i) {
+          const Tensor& r = ref->first[i];
+          Tolerance tol = tolerance->value_or(defaultTolerance(r.dtype()));
+          cmp.push_back({result.outputs()[i]->name(), compareTensors(r, got->first[i], tol)});
+          ok = ok && cmp.back().result.ok;
+        }
+        if (m_o.json)
+          writeCompareJson(json, m_o.backend, cmp, ok);
+        else
+          m_out << compareText(m_o.backend, cmp, ok);
+        if (!ok)
+          exitCode = 1;
+      } else {
+        auto outputs = writeOutputs(result, got->first);
+        if (!outputs.ok())
+          return fail(outputs.error());
+        if (m_o.json)
+          writeRunJson(json, "interp", *outputs, got->second);
+        else
+          m_out << runText("interp", *outputs, got->second);
+      }
+      reported = true;
+    }
+    if (!m_o.outputFile.empty()) {
+      Status st = saveModel(result, m_o.outputFile);
+      if (!st.ok())
+        return fail(st.error());
+    }
+    bool printedAlong = m_o.printAfterAll || m_o.printAfterChange;
+    if (m_o.printIr || (!reported && m_o.outputFile.empty() && !printedAlong && !m_o.timing))
+      m_out << printGraph(result);
+    json.endObject();
+    if (m_o.json && json.str() != "{}")
+      m_out << json.str() << "\n";
+    return exitCode;
+  }
+
+private:
+  int fail(const Error& e, int code = 1) {
+    m_err << "error: " << e.message() << "\n";
+    return code;
+  }
+
+  PipelineResult runPipeline(std::unique_ptr<Graph> graph, const std::vector<PipelineStep>& steps) {
+    PassManagerOptions pm;
+    pm.passLimit = m_o.passLimit;
+    pm.disabled.insert(m_o.disabledPasses.begin(), m_o.disabledPasses.end());
+    pm.numericCheck = m_o.numericCheck;
+    pm.numericSeed = m_o.seed.value_or(0);
+    pm.reproducerDir = m_o.reproducerDir.empty()
+                           ? (std::filesystem::temp_directory_path() / "fusebox-reproducers").string()
+                           : m_o.reproducerDir;
+    if (m_o.printAfterAll || m_o.printAfterChange) {
+      pm.afterPass = [this](const Snapshot& s) {
+        if (m_o.printAfterChange && !s.record->changed)
+          return;
+        m_out << "// -----// IR Dump After " << s.record->step << " //----- //\n";
+        m_out << "// " << describeRecord(*s.record) << "\n";
+        m_out << printGraph(*s.graph) << "\n";
+      };
+    }
+    return PassManager(pm).run(std::move(graph), steps);
+  }
+
+  Expected<std::vector<RunOutput>> writeOutputs(const Graph& g, const std::vector<Tensor>& tensors) {
+    std::vector<RunOutput> outputs;
+    if (!m_o.outputDir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(m_o.outputDir, ec);
+      if (ec)
+        return makeError(m_o.outputDir, ": cannot create directory: ", ec.message());
+    }
+    for (size_t i = 0; i < g.outputs().size(); ++i) {
+      RunOutput ro{g.outputs()[i]->name(), tensors[i], ""};
+      if (!m_o.outputDir.empty()) {
+        ro.file =
+            (std::filesystem::path(m_o.outputDir) / (sanitizeFileName(ro.name) + ".npy")).string();
+        FB_TRY(writeNpy(ro.file, ro.tensor));
       }
       outputs.push_back(std::move(ro));
     }
-    out << (o.json ? runJson("interp", outputs, ms) : runText("interp", outputs, ms));
-    reported = true;
+    return outputs;
   }
 
-  if (!o.outputFile.empty()) {
-    Status st = saveModel(*graph, o.outputFile);
-    if (!st.ok())
-      return fail(err, st.error());
-  }
+  const CliOptions& m_o;
+  std::ostream& m_out;
+  std::ostream& m_err;
+};
 
-  if (o.printIr || (!reported && o.outputFile.empty()))
-    out << printGraph(*graph);
-  return 0;
+} // namespace
+
+int runOptDriver(const CliOptions& options, std::ostream& out, std::ostream& err) {
+  return Driver(options, out, err).run();
 }
 
 } // namespace fb::cli

@@ -54,9 +54,7 @@ std::string statsText(const std::string& modelName, const ModelStats& s) {
   return os.str();
 }
 
-std::string statsJson(const ModelStats& s) {
-  JsonWriter w;
-  w.beginObject();
+void writeStatsJson(JsonWriter& w, const ModelStats& s) {
   w.field("nodes", uint64_t(s.nodes));
   w.key("ops");
   w.beginObject();
@@ -68,8 +66,6 @@ std::string statsJson(const ModelStats& s) {
   w.field("weight_bytes", s.weightBytes);
   w.field("bytes_moved", s.bytesMoved);
   w.field("peak_activation_bytes", s.peakActivationBytes);
-  w.endObject();
-  return w.str() + "\n";
 }
 
 namespace {
@@ -126,10 +122,8 @@ std::string runText(const std::string& backend, const std::vector<RunOutput>& ou
   return os.str();
 }
 
-std::string runJson(const std::string& backend, const std::vector<RunOutput>& outputs,
-                    double elapsedMs) {
-  JsonWriter w;
-  w.beginObject();
+void writeRunJson(JsonWriter& w, const std::string& backend, const std::vector<RunOutput>& outputs,
+                  double elapsedMs) {
   w.field("backend", backend);
   w.field("elapsed_ms", elapsedMs);
   w.key("outputs");
@@ -152,8 +146,6 @@ std::string runJson(const std::string& backend, const std::vector<RunOutput>& ou
     w.endObject();
   }
   w.endArray();
-  w.endObject();
-  return w.str() + "\n";
 }
 
 } // namespace fb::cli

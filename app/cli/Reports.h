@@ -3,6 +3,7 @@
 
 #include "core/Cost.h"
 #include "core/Graph.h"
+#include "core/Json.h"
 
 #include <string>
 #include <vector>
@@ -11,8 +12,8 @@ namespace fb::cli {
 
 /// --stats as text.
 std::string statsText(const std::string& modelName, const ModelStats& stats);
-/// --stats as one JSON object (keys of shared/CLI.md plus bytes_moved).
-std::string statsJson(const ModelStats& stats);
+/// --stats as JSON fields (keys of the CLI contract plus bytes_moved) of the open object.
+void writeStatsJson(JsonWriter& w, const ModelStats& stats);
 
 /// One computed output, for --run reports.
 struct RunOutput {
@@ -24,9 +25,9 @@ struct RunOutput {
 /// --run as text: each output's type and summary statistics and a preview of values.
 std::string runText(const std::string& backend, const std::vector<RunOutput>& outputs,
                     double elapsedMs);
-/// --run as JSON: {backend, elapsed_ms, outputs:[{name, dtype, shape, min, max, mean, file}]}.
-std::string runJson(const std::string& backend, const std::vector<RunOutput>& outputs,
-                    double elapsedMs);
+/// --run as JSON fields: backend, elapsed_ms, outputs:[{name, dtype, shape, min, max, mean, file}].
+void writeRunJson(JsonWriter& w, const std::string& backend, const std::vector<RunOutput>& outputs,
+                  double elapsedMs);
 
 /// "1.23 M", "4.5 G": a count with an SI suffix.
 std::string humanCount(double v);

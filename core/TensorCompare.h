@@ -1,0 +1,34 @@
+// Comparing a computed tensor with a reference: max abs / max rel error, cosine similarity.
+#pragma once
+
+#include "core/Tensor.h"
+
+#include <string>
+
+namespace fb {
+
+/// Absolute and relative tolerance: |got - ref| <= atol + rtol * |ref| for every element.
+struct Tolerance {
+  double atol = 1e-4;
+  double rtol = 1e-3;
+};
+
+/// The documented default tolerance for a dtype: f32 1e-4 + 1e-3·|ref|; f16 and bf16 1e-2 +
+/// 1e-2·|ref|; integers and bool exact.
+Tolerance defaultTolerance(DType dtype);
+
+/// How far `got` is from `ref`.
+struct TensorComparison {
+  double maxAbs = 0;   ///< largest |got - ref| (inf when shapes differ or a NaN appears in one)
+  double maxRel = 0;   ///< largest |got - ref| / max(|ref|, tiny)
+  double cosine = 1;   ///< cosine similarity of the flattened tensors (1 when both are zero)
+  int64_t firstBad = -1; ///< index of the first element outside tolerance, or -1
+  bool sameShape = true;
+  bool ok = true;      ///< every element within tolerance, and dtype and shape equal
+  std::string reason;  ///< why not ok, for messages
+};
+
+/// Compares elementwise. NaN equals NaN; inf equals inf of the same sign.
+TensorComparison compareTensors(const Tensor& ref, const Tensor& got, const Tolerance& tol);
+
+} // namespace fb
