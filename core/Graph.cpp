@@ -75,6 +75,13 @@ void Node::setProvenance(std::vector<NodeId> ids) {
   m_provenance = std::move(ids);
 }
 
+void Node::absorbProvenanceOf(const Node& other) {
+  // An empty set means "only myself"; once another node is absorbed, the set must say so.
+  if (m_provenance.empty())
+    m_provenance.push_back(m_id);
+  addProvenanceFrom(other);
+}
+
 void Node::addProvenanceFrom(const Node& other) {
   std::vector<NodeId> ids = m_provenance;
   if (other.m_provenance.empty())

@@ -109,12 +109,16 @@ public:
   Value* output(size_t i) const { return m_outputs[i]; }
   const std::vector<Value*>& outputs() const { return m_outputs; }
 
-  /// Ids of the original nodes this one was made from (empty: it is an original node).
+  /// Ids of the original nodes this one was made from, its own id included when it absorbed
+  /// others (empty: it is an original node, made from nothing but itself).
   const std::vector<NodeId>& provenance() const { return m_provenance; }
   /// Sets provenance to the sorted, de-duplicated union of `ids`.
   void setProvenance(std::vector<NodeId> ids);
-  /// Adds `other` and everything `other` was made from.
+  /// Adds `other` and everything `other` was made from (for a node a pass created).
   void addProvenanceFrom(const Node& other);
+  /// Like addProvenanceFrom, for an existing node that absorbs `other` and keeps its id: the
+  /// node's own id joins the set, so it still says it was made from itself too.
+  void absorbProvenanceOf(const Node& other);
 
   /// The body of a fused group; nullptr for other ops.
   Graph* body() const { return m_body.get(); }

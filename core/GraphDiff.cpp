@@ -2,6 +2,7 @@
 #include "core/GraphDiff.h"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -10,26 +11,49 @@ namespace fb {
 
 namespace {
 
+/// Floats print in their shortest round-trip form, so two different values never look equal.
+std::string floatStr(float f) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, f);
+  return std::string(buf, r.ptr);
+}
+
 std::string attrStr(const AttrValue& v) {
   std::ostringstream os;
   std::visit(
       [&](const auto& x) {
         using X = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<X, int64_t> || std::is_same_v<X, float>)
+        if constexpr (std::is_same_v<X, int64_t>)
           os << x;
+        else if constexpr (std::is_same_v<X, float>)
+          os << floatStr(x);
         else if constexpr (std::is_same_v<X, std::string>)
           os << '"' << x << '"';
         else if constexpr (std::is_same_v<X, Tensor>)
           os << "tensor " << x.type().str();
         else {
           os << "[";
-          for (size_t i = 0; i < x.size(); ++i)
-            os << (i ? ", " : "") << x[i];
+          for (size_t i = 0; i < x.size(); ++i) {
+            os << (i ? ", " : "");
+            if constexpr (std::is_same_v<X, std::vector<float>>)
+              os << floatStr(x[i]);
+            else if constexpr (std::is_same_v<X, std::vector<std::string>>)
+              os << '"' << x[i] << '"';
+            else
+              os << x[i];
+          }
           os << "]";
         }
       },
       v);
   return os.str();
+}
+
+std::string idList(const std::vector<NodeId>& ids) {
+  std::string s = "(";
+  for (size_t i = 0; i < ids.size(); ++i)
+    s += (i ? ", #" : "#") + std::to_string(ids[i]);
+  return s + ")";
 }
 
 /// How an operand is referred to across snapshots: the producing node's id and output index, or
@@ -42,9 +66,31 @@ std::string operandKey(const Value* v) {
   return "%" + v->name();
 }
 
+/// Summarizes how two fused-group bodies differ, as details of the group node.
+void compareBodies(const Graph& x, const Graph& y, std::vector<std::string>& out) {
+  GraphDiff d = diffGraphs(x, y);
+  for (NodeId id : d.removed)
+    out.push_back("body: removed #" + std::to_string(id));
+  for (NodeId id : d.added)
+    out.push_back("body: added #" + std::to_string(id));
+  for (const NodeChange& c : d.changed)
+    for (const std::string& detail : c.details)
+      out.push_back("body: #" + std::to_string(c.id) + " " + detail);
+  size_t nout = std::max(x.outputs().size(), y.outputs().size());
+  for (size_t i = 0; i < nout; ++i) {
+    const Value* a = i < x.outputs().size() ? x.outputs()[i] : nullptr;
+    const Value* b = i < y.outputs().size() ? y.outputs()[i] : nullptr;
+    std::string ka = operandKey(a), kb = operandKey(b);
+    if (ka != kb)
+      out.push_back("body: output " + std::to_string(i) + ": " + ka + " -> " + kb);
+  }
+}
+
 void compareNodes(const Node& x, const Node& y, std::vector<std::string>& out) {
   if (x.op() != y.op())
     out.push_back(std::string("op: ") + opName(x.op()) + " -> " + opName(y.op()));
+  if (x.name() != y.name())
+    out.push_back("name: \"" + x.name() + "\" -> \"" + y.name() + "\"");
   std::set<std::string> names;
   for (const auto& [k, v] : x.attrs())
     names.insert(k);
@@ -83,7 +129,10 @@ void compareNodes(const Node& x, const Node& y, std::vector<std::string>& out) {
       out.push_back("type of output " + std::to_string(i) + ": " + ta.str() + " -> " + tb.str());
   }
   if (x.provenance() != y.provenance())
-    out.push_back("provenance changed");
+    out.push_back("provenance: from" + idList(x.provenance()) + " -> from" +
+                  idList(y.provenance()));
+  if (x.body() && y.body())
+    compareBodies(*x.body(), *y.body(), out);
 }
 
 /// Every id a node stands for: itself and what it was made from, and its body's nodes.
@@ -118,20 +167,23 @@ GraphDiff diffGraphs(const Graph& a, const Graph& b) {
     else
       d.changed.push_back(NodeChange{n->id(), std::move(details)});
   }
+  // Provenance links both ways: an added node to the nodes of a it was made from, and a removed
+  // node to every node of b made from it, including a kept node that absorbed it (a Transpose
+  // that swallowed the Transpose feeding it keeps its id).
   std::set<NodeId> removedSet(d.removed.begin(), d.removed.end());
   for (const auto& n : b.nodes()) {
-    if (inA.count(n->id()))
-      continue;
-    d.added.push_back(n->id());
+    const bool added = !inA.count(n->id());
+    if (added)
+      d.added.push_back(n->id());
     std::vector<NodeId> origins;
     collectOrigins(*n, origins);
     std::sort(origins.begin(), origins.end());
     origins.erase(std::unique(origins.begin(), origins.end()), origins.end());
     std::vector<NodeId> from;
     for (NodeId o : origins)
-      if (inA.count(o))
+      if (inA.count(o) && o != n->id())
         from.push_back(o);
-    if (!from.empty())
+    if (added && !from.empty())
       d.addedFrom[n->id()] = from;
     for (NodeId o : from)
       if (removedSet.count(o))

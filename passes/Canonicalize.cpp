@@ -3,6 +3,8 @@
 #include "passes/Passes.h"
 #include "passes/RewriteUtil.h"
 
+#include <algorithm>
+#include <limits>
 #include <numeric>
 #include <unordered_map>
 
@@ -16,7 +18,7 @@ using Pattern = bool (*)(Graph&, Node*, PassContext&);
 bool forwardInput(Graph& g, Node* n, size_t input, PassContext& ctx, const char* why) {
   Value* src = n->input(input);
   Value* out = n->output(0);
-  if (!src || !sameType(src->type(), out->type()))
+  if (!src || !sameType(src->type(), out->type()) || !canReplaceKeepingName(g, out, src))
     return false;
   for (size_t i = 1; i < n->numOutputs(); ++i)
     if (n->output(i)->hasUses() || n->output(i)->isGraphOutput())
@@ -28,6 +30,65 @@ bool forwardInput(Graph& g, Node* n, size_t input, PassContext& ctx, const char*
   return true;
 }
 
+/// True when every element of the constant `v` is 0 (an absent `v` counts as all zero).
+bool isAbsentOrZero(const Value* v) {
+  if (!v)
+    return true;
+  const Tensor* t = constantOf(v);
+  if (!t)
+    return false;
+  for (int64_t i = 0; i < t->numElements(); ++i)
+    if (t->getAsDouble(i) != 0)
+      return false;
+  return true;
+}
+
+/// True when a Slice selects every element, decided from its constant starts/ends/axes/steps
+/// (not from the inferred output type alone: a shifted window has the input's type too when a
+/// dim is symbolic, and a reversed one with step -1 always does).
+bool sliceSelectsAll(const Node& n) {
+  const Tensor* starts = constantOf(n.input(1));
+  const Tensor* ends = constantOf(n.input(2));
+  if (!starts || !ends || starts->numElements() != ends->numElements())
+    return false;
+  if (n.input(4) && !isConstantSplat(n.input(4), 1))
+    return false;
+  const TensorType& t = n.input(0)->type();
+  const int64_t rank = int64_t(t.rank());
+  std::vector<int64_t> axes;
+  if (n.input(3)) {
+    const Tensor* a = constantOf(n.input(3));
+    if (!a || a->numElements() != starts->numElements())
+      return false;
+    axes = a->toInt64Vector();
+  } else {
+    axes.resize(size_t(starts->numElements()));
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  const std::vector<int64_t> s = starts->toInt64Vector(), e = ends->toInt64Vector();
+  // Exporters write "to the end" as INT64_MAX or INT32_MAX.
+  const int64_t toEnd = std::numeric_limits<int32_t>::max();
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
+    if (axis < 0 || axis >= rank)
+      return false;
+    const Dim& d = t.dims[size_t(axis)];
+    if (d.isStatic()) {
+      const int64_t size = d.size();
+      auto clampIndex = [&](int64_t i) {
+        if (i < 0)
+          i += size;
+        return std::clamp<int64_t>(i, 0, size);
+      };
+      if (clampIndex(s[k]) != 0 || clampIndex(e[k]) != size)
+        return false;
+    } else if (!(s[k] == 0 || s[k] <= -toEnd) || e[k] < toEnd) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /// Identity, inference-mode Dropout, and data-movement ops whose output equals their input.
 bool removeNop(Graph& g, Node* n, PassContext& ctx) {
   switch (n->op()) {
@@ -35,15 +96,25 @@ bool removeNop(Graph& g, Node* n, PassContext& ctx) {
   case OpKind::Dropout: {
     if (n->input(2)) {
       const Tensor* training = constantOf(n->input(2));
-      if (!training || training->getAsDouble(0) != 0)
+      if (!training || training->numElements() != 1 || training->getAsDouble(0) != 0)
         return false;
     }
     return forwardInput(g, n, 0, ctx, "Dropout removed");
   }
+  case OpKind::Concat:
+    // What remains after empty operands were dropped.
+    if (n->numInputs() != 1)
+      return false;
+    return forwardInput(g, n, 0, ctx, "single-operand Concat removed");
+  case OpKind::Pad:
+    // Same-shaped is not enough: pads [1, -1] shift the data by one.
+    if (!isAbsentOrZero(n->input(1)))
+      return false;
+    return forwardInput(g, n, 0, ctx, "zero Pad removed");
+  // Row-major data does not move when the shape stays, and a same-dtype Cast copies.
   case OpKind::Cast:
   case OpKind::Reshape:
   case OpKind::Expand:
-  case OpKind::Pad:
   case OpKind::Squeeze:
   case OpKind::Unsqueeze:
     return forwardInput(g, n, 0, ctx, "no-op reshape/cast/pad removed");
@@ -57,8 +128,7 @@ bool removeNop(Graph& g, Node* n, PassContext& ctx) {
     return forwardInput(g, n, 0, ctx, "identity Transpose removed");
   }
   case OpKind::Slice: {
-    // A slice with unit steps whose result has the input's type selects everything.
-    if (n->input(4) && !isConstantSplat(n->input(4), 1))
+    if (!sliceSelectsAll(*n))
       return false;
     return forwardInput(g, n, 0, ctx, "full Slice removed");
   }
@@ -93,7 +163,7 @@ bool removeDoubleNegation(Graph& g, Node* n, PassContext& ctx) {
   if (!inner || inner->op() != OpKind::Neg)
     return false;
   Value* x = inner->input(0);
-  if (!sameType(x->type(), n->output(0)->type()))
+  if (!sameType(x->type(), n->output(0)->type()) || !canReplaceKeepingName(g, n->output(0), x))
     return false;
   replaceValue(g, n->output(0), x);
   ctx.logDeleted(n->id(), "neg(neg(x))");
@@ -132,7 +202,7 @@ bool composeTransposes(Graph& g, Node* n, PassContext& ctx) {
     composed[i] = pv[size_t(qv[i])];
   n->setInput(0, inner->input(0));
   n->attrs().set("perm", composed);
-  n->addProvenanceFrom(*inner);
+  n->absorbProvenanceOf(*inner);
   ctx.logReplaced(inner->id(), {n->id()}, "transpose of transpose");
   ctx.addStatistic("transposes composed");
   if (!inner->output(0)->hasUses() && !inner->output(0)->isGraphOutput())
@@ -155,7 +225,7 @@ bool composeReshapes(Graph& g, Node* n, PassContext& ctx) {
     if (v == 0)
       return false;
   n->setInput(0, inner->input(0));
-  n->addProvenanceFrom(*inner);
+  n->absorbProvenanceOf(*inner);
   ctx.logReplaced(inner->id(), {n->id()}, "reshape of reshape");
   ctx.addStatistic("reshapes composed");
   if (!inner->output(0)->hasUses() && !inner->output(0)->isGraphOutput())
@@ -165,7 +235,10 @@ bool composeReshapes(Graph& g, Node* n, PassContext& ctx) {
 
 /// Operations that produce an empty tensor become empty constants; empty Concat operands drop.
 bool eliminateZeroSize(Graph& g, Node* n, PassContext& ctx) {
-  if (n->op() == OpKind::Concat && n->numInputs() > 1) {
+  // Only when the result is not empty itself: then an empty operand is empty along the axis and
+  // contributes nothing (an operand empty along another dim still adds to the axis size).
+  auto outCount = n->numOutputs() == 1 ? n->output(0)->type().numElements() : std::nullopt;
+  if (n->op() == OpKind::Concat && n->numInputs() > 1 && outCount && *outCount > 0) {
     for (size_t i = 0; i < n->numInputs(); ++i) {
       auto count = n->input(i)->type().numElements();
       if (count && *count == 0) {
@@ -202,7 +275,8 @@ const Pattern kPatterns[] = {removeNop,         removeAlgebraicIdentity, removeD
 /// Canonicalization, applied to a fixed point:
 ///   1. walk the nodes in execution order and try each pattern on each node;
 ///   2. nop elimination forwards an operand when an op provably returns it unchanged (Identity,
-///      inference Dropout, same-typed Reshape/Cast/Pad/Expand/Slice, identity Transpose);
+///      inference Dropout, same-typed Reshape/Cast/Expand/Squeeze/Unsqueeze, zero Pad, a Slice
+///      that selects everything, identity Transpose, single-operand Concat);
 ///   3. algebraic identities x*1, x+0, x-0, x/1 and neg(neg(x)) drop the operation;
 ///   4. transpose∘transpose and reshape∘reshape collapse into one op;
 ///   5. operations producing empty tensors become empty constants.

@@ -1,7 +1,10 @@
 // cse: merges nodes that compute the same thing, and constants that hold the same data.
 #include "passes/Passes.h"
+#include "passes/RewriteUtil.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <unordered_map>
 
 namespace fb {
@@ -23,17 +26,32 @@ bool isCommutative(OpKind op) {
   }
 }
 
-/// The operands of a node in canonical order: commutative ops sort them by name, so a+b and
-/// b+a are recognised as the same expression.
-std::vector<Value*> canonicalOperands(const Node& n) {
-  std::vector<Value*> ins = n.inputs();
+/// Training-mode Dropout draws a fresh mask per node: two of them are not the same value.
+bool isDeterministic(const Node& n) {
+  if (n.op() != OpKind::Dropout || !n.input(2))
+    return true;
+  const Tensor* training = constantOf(n.input(2));
+  return training && training->numElements() == 1 && training->getAsDouble(0) == 0;
+}
+
+/// The operands of a node in canonical order: commutative ops sort them (by identity), so a+b
+/// and b+a are recognised as the same expression.
+std::vector<const Value*> canonicalOperands(const Node& n) {
+  std::vector<const Value*> ins(n.inputs().begin(), n.inputs().end());
   if (isCommutative(n.op()))
-    std::sort(ins.begin(), ins.end(), [](const Value* a, const Value* b) {
-      if (!a || !b)
-        return a < b;
-      return a->name() < b->name();
-    });
+    std::sort(ins.begin(), ins.end(), std::less<const Value*>());
   return ins;
+}
+
+/// The lookup key of a node: its op and canonical operands. Operands are keyed by identity, not
+/// by name, because merging a graph output renames values while the walk goes on.
+std::string expressionKey(const Node& n) {
+  std::string key = opName(n.op());
+  for (const Value* in : canonicalOperands(n)) {
+    key += '|';
+    key += std::to_string(reinterpret_cast<uintptr_t>(in));
+  }
+  return key;
 }
 
 /// Common-subexpression elimination:
@@ -60,11 +78,9 @@ public:
     for (const auto& n : graph.nodes())
       order.push_back(n.get());
     for (Node* n : order) {
-      if (n->op() == OpKind::Fused || n->numOutputs() == 0)
+      if (n->op() == OpKind::Fused || n->numOutputs() == 0 || !isDeterministic(*n))
         continue;
-      std::string key = opName(n->op());
-      for (const Value* in : canonicalOperands(*n))
-        key += "|" + (in ? in->name() : std::string("_"));
+      const std::string key = expressionKey(*n);
       Node* match = nullptr;
       for (Node* cand : seen[key])
         if (cand->attrs() == n->attrs() && cand->numOutputs() == n->numOutputs())
@@ -73,11 +89,14 @@ public:
         seen[key].push_back(n);
         continue;
       }
+      // Graph outputs keep their names: merging two outputs into one value would rename one.
+      bool keepsNames = true;
       for (size_t i = 0; i < n->numOutputs(); ++i)
-        n->output(i)->replaceAllUsesWith(match->output(i));
-      if (std::any_of(n->outputs().begin(), n->outputs().end(),
-                      [](const Value* v) { return v->isGraphOutput(); }))
-        continue; // an output slot could not be redirected (cannot happen after RAUW)
+        keepsNames = keepsNames && canReplaceKeepingName(graph, n->output(i), match->output(i));
+      if (!keepsNames)
+        continue;
+      for (size_t i = 0; i < n->numOutputs(); ++i)
+        replaceValue(graph, n->output(i), match->output(i));
       ctx.logReplaced(n->id(), {match->id()}, "duplicate");
       graph.eraseNode(n);
       ++nodesMerged;

@@ -13,7 +13,8 @@ namespace fb {
 namespace {
 
 bool typeHasSymbolicDims(const TensorType& type) {
-  return std::any_of(type.dims.begin(), type.dims.end(), [](const Dim& d) { return !d.isStatic(); });
+  return std::any_of(type.dims.begin(), type.dims.end(),
+                     [](const Dim& d) { return !d.isStatic(); });
 }
 
 bool graphHasSymbolicDims(const Graph& graph) {
@@ -154,6 +155,8 @@ std::vector<NodeEstimate> topNodesByFlops(const GraphEstimate& estimate, size_t 
   return sorted;
 }
 
-std::unique_ptr<Pass> createEstimatePass() { return std::make_unique<EstimatePass>(); }
+std::unique_ptr<Pass> createEstimatePass() {
+  return std::make_unique<EstimatePass>();
+}
 
 } // namespace fb

@@ -4,6 +4,7 @@
 #include "passes/Passes.h"
 #include "passes/RewriteUtil.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -75,17 +76,13 @@ Value* addNamedConstant(Graph& g, const std::string& base, Tensor data) {
   return g.addConstant(g.uniqueValueName(base), std::move(data));
 }
 
-/// Gives `keeper` the provenance of itself and `absorbed`: an original node (empty provenance)
-/// first records its own id so the result reads "made from the Conv and the BN".
-void absorbProvenance(Node& keeper, const Node& absorbed) {
-  if (keeper.provenance().empty())
-    keeper.setProvenance({keeper.id()});
-  keeper.addProvenanceFrom(absorbed);
-}
 
 /// Erases constants that a rewrite left without uses (old weights, BN parameters); a weight
 /// still shared with another node stays.
-void eraseIfDead(Graph& g, const std::vector<Value*>& values) {
+void eraseIfDead(Graph& g, std::vector<Value*> values) {
+  // One constant may fill several slots (γ passed as β too): erase it once.
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
   for (Value* v : values)
     if (v && v->isConstant() && !v->hasUses() && !v->isGraphOutput())
       g.eraseValue(v);
@@ -216,7 +213,9 @@ bool foldIntoGemm(Graph& g, Node* gemm, const ChannelAffine& a) {
 }
 
 /// Replaces MatMul(A[M, K], W[K, N]) by Gemm(A, W·diag(scale), shift): the BN channel of a 2-D
-/// result is its column, so the scale lands on W's columns. Returns the new Gemm or nullptr.
+/// result is its column, so the scale lands on W's columns. (For a 3-D result [B, S, N] the BN
+/// channel is S, a row index of A, which no weight can absorb: that BN is lowered instead.)
+/// Returns the new Gemm or nullptr.
 Node* foldIntoMatMul(Graph& g, Node* matmul, const ChannelAffine& a) {
   Value* x = matmul->input(0);
   const Tensor* w = constantOf(matmul->input(1));
@@ -304,7 +303,7 @@ public:
       auto kind = foldOne(graph, bn, *affine, ctx);
       counts[int(kind)]++;
     }
-    int64_t folded = counts[0] + counts[1] + counts[2] + counts[3] + counts[4];
+    int64_t rewritten = counts[0] + counts[1] + counts[2] + counts[3] + counts[4];
     ctx.addStatistic("BatchNormalization folded into Conv", double(counts[0]));
     ctx.addStatistic("BatchNormalization folded into ConvTranspose", double(counts[1]));
     ctx.addStatistic("BatchNormalization folded into Gemm", double(counts[2]));
@@ -319,9 +318,9 @@ public:
       summary += std::to_string(counts[3]) + " into MatMul (now Gemm); ";
     summary += std::to_string(counts[4]) + " lowered to Mul+Add";
     ctx.setSummary(summary);
-    if (folded)
+    if (rewritten)
       FB_TRY(inferShapes(graph));
-    return folded > 0;
+    return rewritten > 0;
   }
 
 private:
@@ -348,7 +347,7 @@ private:
           ctx.logCreated(gemm->id(), {producer->id(), bn->id()}, "MatMul with BN folded in");
           ctx.logReplaced(producer->id(), {gemm->id()}, "became Gemm with BN folded in");
           ctx.logReplaced(bn->id(), {gemm->id()}, "folded into Gemm");
-          absorbProvenance(*gemm, *bn);
+          gemm->absorbProvenanceOf(*bn);
           replaceValue(g, out, gemm->output(0));
           g.eraseNode(bn);
           g.eraseNode(producer);
@@ -359,7 +358,7 @@ private:
       default: break;
       }
       if (kind) {
-        absorbProvenance(*producer, *bn);
+        producer->absorbProvenanceOf(*bn);
         ctx.logReplaced(bn->id(), {producer->id()},
                         std::string("folded into ") + opName(producer->op()));
         replaceValue(g, out, producer->output(0));

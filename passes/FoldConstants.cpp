@@ -1,4 +1,5 @@
 // fold-constants: evaluates sub-graphs whose inputs are all known at compile time.
+#include "core/ShapeInference.h"
 #include "core/ops/OpContext.h"
 #include "passes/Passes.h"
 
@@ -7,8 +8,8 @@ namespace fb {
 namespace {
 
 /// Replaces every output of `n` with a constant holding `values[i]`, keeping the output names,
-/// and erases `n`.
-void replaceWithConstants(Graph& graph, Node* n, std::vector<Tensor> values) {
+/// and erases `n`. Returns the new constants.
+std::vector<Value*> replaceWithConstants(Graph& graph, Node* n, std::vector<Tensor> values) {
   std::vector<std::string> names;
   std::vector<Value*> constants;
   for (size_t i = 0; i < n->numOutputs(); ++i) {
@@ -25,16 +26,22 @@ void replaceWithConstants(Graph& graph, Node* n, std::vector<Tensor> values) {
   for (size_t i = 0; i < constants.size(); ++i)
     if (!graph.findValue(names[i]))
       graph.renameValue(constants[i], names[i]);
+  return constants;
 }
 
 /// Constant folding:
-///   1. walk nodes in execution order;
+///   1. infer shapes (and the known contents of shape tensors), then walk nodes in execution
+///      order;
 ///   2. a node whose operands are all constants is evaluated with the reference interpreter's
 ///      kernel, unless one of its outputs would exceed the size cap (max-elements, default 2^20);
 ///   3. Shape and Size of a value whose type is static, and any shape tensor whose contents shape
 ///      inference already knows (Shape->Gather->Concat chains), become constants without running;
 ///   4. each folded node is erased and its outputs become named constants; later nodes then see
-///      constant operands, so chains fold in one walk. Operands left unused are removed by dce.
+///      constant operands, so chains fold in one walk;
+///   5. the intermediate constants this walk created and then consumed are erased, so a folded
+///      chain leaves one constant. Constants the model had before are left to dce.
+/// A kernel that rejects its constant operands (or is not implemented) leaves the node as it is:
+/// folding must not turn what fails at run time, if ever reached, into a compile-time error.
 class FoldConstantsPass : public Pass {
 public:
   std::string name() const override { return "fold-constants"; }
@@ -51,7 +58,11 @@ public:
   }
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
     FB_ASSIGN_OR_RETURN(int64_t cap, ctx.options().getInt("max-elements", int64_t(1) << 20));
-    size_t folded = 0;
+    // Shape contents are what lets Shape->Gather->Concat chains fold; a parsed or edited graph
+    // may not carry them yet.
+    FB_TRY(inferShapes(graph));
+    size_t folded = 0, skipped = 0;
+    std::vector<Value*> created;
     std::vector<Node*> order;
     for (const auto& n : graph.nodes())
       order.push_back(n.get());
@@ -59,15 +70,23 @@ public:
       if (n->op() == OpKind::Fused)
         continue;
       auto values = tryFold(*n, cap);
-      if (!values.ok())
-        return values.error();
+      if (!values.ok()) {
+        ++skipped;
+        continue;
+      }
       if (values->empty())
         continue;
       ctx.logDeleted(n->id(), "folded to a constant");
-      replaceWithConstants(graph, n, std::move(values).value());
+      for (Value* c : replaceWithConstants(graph, n, std::move(values).value()))
+        created.push_back(c);
       ++folded;
     }
+    for (Value* c : created)
+      if (!c->hasUses() && !c->isGraphOutput())
+        graph.eraseValue(c);
     ctx.addStatistic("nodes folded", double(folded));
+    if (skipped)
+      ctx.addStatistic("kernels that rejected constant operands", double(skipped));
     ctx.setSummary("folded " + std::to_string(folded) + " nodes into constants");
     return folded > 0;
   }

@@ -48,8 +48,11 @@ public:
       os << "no nodes";
     } else {
       os << p.numLevels << (p.numLevels == 1 ? " level" : " levels") << "; widest level "
-         << p.widest << " has " << p.widestCount
-         << (p.widestCount == 1 ? " node that can run" : " nodes that can run concurrently");
+         << p.widest << " has ";
+      if (p.widestCount == 1)
+        os << "1 node: no two nodes can run concurrently";
+      else
+        os << p.widestCount << " nodes that can run concurrently";
     }
     ctx.setSummary(os.str());
     return false;
@@ -68,7 +71,8 @@ ParallelLevels computeParallelLevels(const Graph& graph) {
         continue;
       auto it = p.level.find(in->producer()->id());
       assert(it != p.level.end() && "nodes are kept in a valid execution order");
-      level = std::max(level, it->second);
+      if (it != p.level.end())
+        level = std::max(level, it->second);
     }
     ++level;
     p.level[n->id()] = level;
@@ -86,6 +90,8 @@ ParallelLevels computeParallelLevels(const Graph& graph) {
   return p;
 }
 
-std::unique_ptr<Pass> createParallelLevelsPass() { return std::make_unique<ParallelLevelsPass>(); }
+std::unique_ptr<Pass> createParallelLevelsPass() {
+  return std::make_unique<ParallelLevelsPass>();
+}
 
 } // namespace fb

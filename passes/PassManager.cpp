@@ -5,10 +5,12 @@
 #include "core/Verifier.h"
 #include "core/text/IrPrinter.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace fb {
@@ -41,20 +43,49 @@ std::optional<double> maxAbsDiff(const Graph& before, const Graph& after, uint64
   return worst;
 }
 
-std::string writeReproducer(const std::string& dir, const Graph& input, const PipelineStep& step,
+/// Writes every line of `text` as a `//` comment, so multi-line error messages keep the file
+/// parseable.
+void writeComment(std::ostream& out, const std::string& label, const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  bool first = true;
+  while (std::getline(lines, line)) {
+    out << "// " << (first ? label : std::string(label.size(), ' ')) << line << "\n";
+    first = false;
+  }
+  if (first)
+    out << "// " << label << "\n";
+}
+
+std::string pipelineString(const std::vector<PipelineStep>& steps) {
+  std::string s;
+  for (const PipelineStep& st : steps)
+    s += (s.empty() ? "" : ",") + st.str();
+  return s;
+}
+
+/// Writes the graph the failing pass received, with the pipeline and the error as `//` comments
+/// (which the text IR parser skips), so `fusebox-opt FILE --passes STEP` reproduces the failure.
+std::string writeReproducer(const std::string& dir, const Graph& input,
+                            const std::vector<PipelineStep>& steps, size_t failed,
                             const Error& error) {
+  const PipelineStep& step = steps[failed];
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  std::string path = (std::filesystem::path(dir) / ("reproducer-" + step.passName + ".fbir")).string();
+  std::string path =
+      (std::filesystem::path(dir) / ("reproducer-" + step.passName + ".fbir")).string();
   std::ofstream out(path);
   if (!out)
     return "";
   PrintOptions opts;
   opts.withResourceData = true;
-  out << "// Reproducer: pass '" << step.str() << "' failed on this graph.\n";
-  out << "// error: " << error.message() << "\n";
+  out << "// Reproducer: pass '" << step.str() << "' (step " << failed + 1 << " of "
+      << steps.size() << ") failed on this graph, which is its input.\n";
+  writeComment(out, "pipeline: ", pipelineString(steps));
+  writeComment(out, "error: ", error.message());
   out << "// RUN: fusebox-opt %s --passes '" << step.str() << "'\n";
   out << printGraph(input, opts);
+  out.flush();
   return out ? path : "";
 }
 
@@ -82,31 +113,39 @@ std::string describeRecord(const PassRecord& r) {
 
 Expected<Snapshot> PassManager::applyStep(const Graph& current, const PipelineStep& step) const {
   FB_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, createPass(step.passName));
+  return applyPass(current, *pass, step);
+}
+
+Expected<Snapshot> PassManager::applyPass(const Graph& current, Pass& pass,
+                                          const PipelineStep& step) const {
+  const std::string name = step.passName.empty() ? pass.name() : step.passName;
+  // The pass works on a copy: on failure the copy is dropped and `current` stays as it was.
   std::unique_ptr<Graph> work = current.clone();
   PassContext ctx(step.options);
   PassRecord record;
-  record.pass = step.passName;
-  record.step = step.str();
+  record.pass = name;
+  record.step = step.passName.empty() ? name + step.options.str() : step.str();
   record.nodesBefore = countNodes(current);
   auto start = std::chrono::steady_clock::now();
-  int iterations = 0;
+  int runs = 0;
   bool changedAny = false;
-  int maxIter = pass->runToFixedPoint() ? m_options.maxFixedPointIterations : 1;
-  for (; iterations < maxIter; ++iterations) {
-    auto changed = pass->run(*work, ctx);
+  const int maxRuns = pass.runToFixedPoint() ? std::max(1, m_options.maxFixedPointIterations) : 1;
+  while (runs < maxRuns) {
+    ++runs;
+    auto changed = pass.run(*work, ctx);
     if (!changed.ok())
-      return changed.error().withContext("pass '" + step.passName + "'");
+      return changed.error().withContext("pass '" + name + "'");
     if (!*changed)
       break;
     changedAny = true;
   }
   record.milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  record.iterations = std::max(iterations, 1);
+  record.iterations = runs;
   if (m_options.verifyEach) {
     Status st = verify(*work);
     if (!st.ok())
-      return st.error().withContext("verifier after pass '" + step.passName + "'");
+      return st.error().withContext("verifier after pass '" + name + "'");
   }
   record.changed = changedAny;
   record.statistics = ctx.statistics();
@@ -126,7 +165,8 @@ PipelineResult PassManager::run(std::unique_ptr<Graph> input,
   PipelineResult result;
   result.snapshots.push_back(Snapshot{std::shared_ptr<const Graph>(std::move(input)), {}});
   int64_t applied = 0;
-  for (const PipelineStep& step : steps) {
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const PipelineStep& step = steps[k];
     if (m_options.disabled.count(step.passName))
       continue;
     if (m_options.passLimit && applied >= *m_options.passLimit)
@@ -137,7 +177,7 @@ PipelineResult PassManager::run(std::unique_ptr<Graph> input,
     if (!snap.ok()) {
       result.error = snap.error();
       if (!m_options.reproducerDir.empty())
-        result.reproducerPath = writeReproducer(m_options.reproducerDir, current, step, snap.error());
+        result.reproducerPath = writeReproducer(m_options.reproducerDir, current, steps, k, snap.error());
       break;
     }
     result.snapshots.push_back(std::move(snap).value());

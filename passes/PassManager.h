@@ -16,7 +16,7 @@ struct PassRecord {
   std::string step;               ///< the pipeline step as written (with options)
   bool changed = false;
   double milliseconds = 0;
-  int iterations = 1;             ///< > 1 for fixed-point passes
+  int iterations = 1;             ///< how many times run() was called (> 1: fixed-point passes)
   std::map<std::string, double> statistics;
   std::string summary;            ///< one line: "fold-batchnorm: folded 20 ...; -20 nodes"
   std::vector<ProvenanceEvent> events;
@@ -39,7 +39,8 @@ struct PassManagerOptions {
   std::set<std::string> disabled;           ///< pass names to skip
   bool numericCheck = false;                ///< interpreter before vs after each pass
   uint64_t numericSeed = 0;                 ///< seed of the numeric check's inputs
-  std::string reproducerDir;                ///< on failure write input IR + pipeline here
+  /// On failure, write the failing pass's input IR and the pipeline here (a parseable .fbir).
+  std::string reproducerDir;
   int maxFixedPointIterations = 16;
   /// Called after each pass application with the new snapshot (print-after-all, progress).
   std::function<void(const Snapshot&)> afterPass;
@@ -62,6 +63,10 @@ public:
   PipelineResult run(std::unique_ptr<Graph> input, const std::vector<PipelineStep>& steps) const;
   /// Applies one step to `current`, producing the next snapshot or an error.
   Expected<Snapshot> applyStep(const Graph& current, const PipelineStep& step) const;
+  /// Applies a pass object that need not be registered (tests, plugins) with `step`'s options,
+  /// under the same instrumentation as applyStep: copy, run (to a fixed point when the pass asks),
+  /// verify, record. `current` is never modified.
+  Expected<Snapshot> applyPass(const Graph& current, Pass& pass, const PipelineStep& step) const;
 
 private:
   PassManagerOptions m_options;

@@ -2,7 +2,9 @@
 #include "passes/PassRegistry.h"
 #include "passes/Passes.h"
 
+#include <cctype>
 #include <charconv>
+#include <cstdlib>
 
 namespace fb {
 
@@ -76,6 +78,20 @@ Expected<std::unique_ptr<Pass>> createPass(const std::string& name) {
   return makeError("unknown pass '", name, "' (known passes: ", known, ")");
 }
 
+namespace {
+
+/// `s` without leading and trailing white space: `quantize{ a = 1 }` reads as `quantize{a=1}`.
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
+    ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
+    --e;
+  return s.substr(b, e - b);
+}
+
+} // namespace
+
 std::string PipelineStep::str() const { return passName + options.str(); }
 
 Expected<std::vector<PipelineStep>> parsePipeline(const std::string& text) {
@@ -109,13 +125,14 @@ Expected<std::vector<PipelineStep>> parsePipeline(const std::string& text) {
         size_t comma = body.find(',', p);
         if (comma == std::string::npos)
           comma = body.size();
-        std::string kv = body.substr(p, comma - p);
+        std::string kv = trim(body.substr(p, comma - p));
         if (!kv.empty()) {
           size_t eq = kv.find('=');
-          if (eq == std::string::npos || eq == 0)
+          std::string key = eq == std::string::npos ? "" : trim(kv.substr(0, eq));
+          if (key.empty())
             return makeError("pipeline '", text, "': option '", kv, "' of '", step.passName,
                              "' must be key=value");
-          step.options.set(kv.substr(0, eq), kv.substr(eq + 1));
+          step.options.set(key, trim(kv.substr(eq + 1)));
         }
         p = comma + 1;
       }
@@ -136,12 +153,18 @@ Expected<std::vector<PipelineStep>> parsePipeline(const std::string& text) {
 }
 
 std::string namedPipelineString(const std::string& level) {
+  // O1 cleans up what exporters emit; O2 adds the graph optimizations that change kernels
+  // (BatchNorm folding, Gemm formation, fusion); O3 also reorders MatMul chains.
+  const std::string o1 = "canonicalize,fold-constants,dce,cse,dce";
+  const std::string o2 = o1 + ",fold-batchnorm,fuse-gemm-bias,canonicalize,dce";
   if (level == "O0")
     return "";
   if (level == "O1")
-    return "infer-shapes,dce,cse";
-  if (level == "O2" || level == "O3")
-    return "infer-shapes,dce,cse";
+    return o1;
+  if (level == "O2")
+    return o2 + ",fuse";
+  if (level == "O3")
+    return o2 + ",reassociate-matmul,fuse";
   return "";
 }
 

@@ -20,6 +20,18 @@ void replaceValue(Graph& graph, Value* from, Value* to) {
   graph.renameValue(to, name);
 }
 
+bool canReplaceKeepingName(const Graph& graph, const Value* from, const Value* to) {
+  if (!from->isGraphOutput())
+    return true;
+  if (to->isInput() || to->isConstant() || to->isGraphOutput())
+    return false;
+  // `from` may fill several output slots; after the replacement `to` must fill exactly one.
+  int slots = 0;
+  for (const Value* o : graph.outputs())
+    slots += o == from;
+  return slots == 1;
+}
+
 bool isConstantSplat(const Value* v, double x) {
   const Tensor* t = constantOf(v);
   if (!t || t->numElements() == 0)

@@ -13,6 +13,12 @@ namespace fb {
 /// that is not already an output.
 void replaceValue(Graph& graph, Value* from, Value* to);
 
+/// True when replaceValue(graph, from, to) keeps every graph-output name: `from` is not an
+/// output, or `to` is a node output that is not an output yet (so it can take over the name).
+/// Rewrites check this first and leave the node alone otherwise, so that a model's interface
+/// (the names users feed and read) never changes.
+bool canReplaceKeepingName(const Graph& graph, const Value* from, const Value* to);
+
 /// True when `v` is a constant whose every element equals `x`.
 bool isConstantSplat(const Value* v, double x);
 

@@ -20,6 +20,10 @@ std::unique_ptr<Graph> parseIr(const std::string& text);
 /// Runs a pipeline string on a copy of `graph`; the result's error is set when a pass failed.
 PipelineResult runPipeline(const Graph& graph, const std::string& pipeline);
 
+/// The message of a pipeline's error, or "" when it succeeded (safe inside QVERIFY2, whose
+/// message is evaluated even when the check passes).
+std::string errorText(const PipelineResult& result);
+
 /// Largest |before - after| over all outputs and `seeds` seeded random inputs, running the
 /// interpreter on `before` and `after`. Symbolic dims take sizes from `dims` (default 2).
 /// Outputs of different shape or dtype count as infinity.
@@ -28,5 +32,11 @@ double maxOutputDifference(const Graph& before, const Graph& after, int seeds = 
 
 /// Number of top-level nodes of an op kind.
 size_t countOps(const Graph& graph, OpKind op);
+
+/// A random valid graph over f32[2, 3, 4] values, dense with what the simplifying passes look
+/// for: Identity and inference Dropout, x*1 / x+0 / x-0 / x/1, neg(neg x), transpose and reshape
+/// pairs, same-typed Cast, commuted duplicates (a+b next to b+a), duplicate constants, constant
+/// sub-graphs, Shape chains feeding Reshape, and dead nodes. Shape-inferred and verified.
+std::unique_ptr<Graph> randomRewriteGraph(uint64_t seed);
 
 } // namespace fb::test

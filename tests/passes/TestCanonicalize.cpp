@@ -1,0 +1,383 @@
+// Tests of canonicalize: every rewrite pattern, the cases it must leave alone, and numeric
+// equivalence on hand-written IR, the samples, random graphs and a torchvision export.
+#include "PassTestUtil.h"
+
+#include "core/ModelIO.h"
+#include "core/Verifier.h"
+
+#include <QtTest/QtTest>
+
+#include <filesystem>
+
+using namespace fb;
+using namespace fb::test;
+
+namespace {
+
+/// Runs canonicalize on `ir` and checks the result verifies and computes the same outputs.
+std::shared_ptr<const Graph> canonicalize(const std::string& ir, const Graph** before = nullptr) {
+  static std::unique_ptr<Graph> input;
+  input = parseIr(ir);
+  if (before)
+    *before = input.get();
+  PipelineResult r = runPipeline(*input, "canonicalize");
+  if (r.error) {
+    qWarning("canonicalize failed: %s", r.error->message().c_str());
+    return nullptr;
+  }
+  if (!verify(r.finalGraph()).ok())
+    return nullptr;
+  double diff = maxOutputDifference(*input, r.finalGraph());
+  if (diff != 0) {
+    qWarning("canonicalize changed the outputs by %g", diff);
+    return nullptr;
+  }
+  return r.snapshots.back().graph;
+}
+
+/// The producer op of the graph's output `i`, or Identity when it is an input/constant (tests
+/// only ask for node outputs).
+OpKind outputOp(const Graph& g, size_t i = 0) {
+  const Node* p = g.outputs()[i]->producer();
+  return p ? p->op() : OpKind::Identity;
+}
+
+} // namespace
+
+class TestCanonicalize : public QObject {
+  Q_OBJECT
+private Q_SLOTS:
+  void removesIdentity() {
+    auto g = canonicalize(R"(graph @g {
+  input %x : f32[2, 3]
+  %a : f32[2, 3] = Identity(%x)  #1
+  %b : f32[2, 3] = Relu(%a)  #2
+  %y : f32[2, 3] = Identity(%b)  #3
+  output %y
+}
+)");
+    QVERIFY(g);
+    QCOMPARE(g->numNodes(), size_t(1));
+    QCOMPARE(outputOp(*g), OpKind::Relu);
+    // The output keeps its name: the Relu's result took it over.
+    QCOMPARE(g->outputs()[0]->name(), std::string("y"));
+    QCOMPARE(g->nodes()[0]->input(0)->name(), std::string("x"));
+  }
+
+  void keepsOutputNameOfInputPassthrough() {
+    // Removing this Identity would make the output the input %x, renaming the model's output.
+    auto g = canonicalize(R"(graph @g {
+  input %x : f32[2, 3]
+  %y : f32[2, 3] = Identity(%x)  #1
+  %r : f32[2, 3] = Relu(%x)  #2
+  %z : f32[2, 3] = Identity(%r)  #3
+  output %y, %z, %r
+}
+)");
+    QVERIFY(g);
+    QCOMPARE(g->outputs()[0]->name(), std::string("y"));
+    QCOMPARE(g->outputs()[1]->name(), std::string("z"));
+    QCOMPARE(g->outputs()[2]->name(), std::string("r"));
+    QCOMPARE(countOps(*g, OpKind::Identity), size_t(2));
+  }
+
+  void removesInferenceDropout() {
+    auto g = canonicalize(R"(graph @g {
+  input %x : f32[2, 3]
+  const %ratio : f32[] = dense<[0.5]>
+  const %off : bool[] = dense<[false]>
+  %a : f32[2, 3] = Dropout(%x)  #1
+  %b : f32[2, 3] = Dropout(%a, %ratio, %off)  #2
+  %y : f32[2, 3] = Neg(%b)  #3
+  output %y
+}
+)");
+    QVERIFY(g);
+    QCOMPARE(countOps(*g, OpKind::Dropout), size_t(0));
+    QCOMPARE(g->numNodes(), size_t(1));
+  }
+
+  void keepsTrainingDropoutAndUsedMask() {
+    auto input = parseIr(R"(graph @g {
+  input %x : f32[2, 3]
+  input %t : bool[]
+  input %ratio : f32[]
+  const %zero : f32[] = dense<[0.0]>
+  const %on : bool[] = dense<[true]>
+  %a2 : f32[2, 3] = Dropout(%x, %zero, %on)  #4
+  %b : f32[2, 3] = Dropout(%a2, %ratio, %t)  #2
+  %c : f32[2, 3], %m : bool[2, 3] = Dropout(%b)  #3
+  output %c, %m
+}
+)");
+    PipelineResult r = runPipeline(*input, "canonicalize");
+    QVERIFY(!r.error);
+    // training_mode true (Fusebox only accepts it with ratio 0), training_mode unknown, and a
+    // mask someone reads: all three stay.
+    QCOMPARE(countOps(r.finalGraph(), OpKind::Dropout), size_t(3));
+    QVERIFY(!r.snapshots[1].record->changed);
+  }
+
+  void removesNoOpDataMovement() {
+    auto g = canonicalize(R"(graph @g {
+  input %x : f32[2, 3]
+  const %same : i64[2] = dense<[2, 3]>
+  const %inferred : i64[2] = dense<[-1, 3]>
+  const %ones : i64[2] = dense<[1, 3]>
+  const %pads : i64[4] = dense<[0, 0, 0, 0]>
+  const %starts : i64[1] = dense<[0]>
+  const %ends : i64[1] = dense<[9223372036854775807]>
+  const %axes : i64[1] = dense<[1]>
+  %a : f32[2, 3] = Reshape(%x, %same)  #1
+  %b : f32[2, 3] = Reshape(%a, %inferred)  #2
+  %c : f32[2, 3] = Transpose(%b) {perm = [0, 1]}  #3
+  %d : f32[2, 3] = Cast(%c) {to = 1}  #4
+  %e : f32[2, 3] = Pad(%d, %pads)  #5
+  %f : f32[2, 3] = Slice(%e, %starts, %ends, %axes)  #6
+  %g : f32[2, 3] = Expand(%f, %ones)  #7
+  %y : f32[2, 3] = Relu(%g)  #8
+  output %y
+}
+)");
+    QVERIFY(g);
+    QCOMPARE(g->numNodes(), size_t(1));
+    QCOMPARE(outputOp(*g), OpKind::Relu);
+    QCOMPARE(g->nodes()[0]->input(0)->name(), std::string("x"));
+  }
+
+  void keepsDataMovementThatChangesSomething() {
+    const char* ir = R"(graph @g {
+  input %x : f32[2, 3]
+  const %shape : i64[2] = dense<[3, 2]>
+  const %big : i64[3] = dense<[4, 2, 3]>
+  const %shift : i64[4] = dense<[0, 1, 0, -1]>
+  const %rs : i64[1] = dense<[-1]>
+  const %re : i64[1] = dense<[-9223372036854775807]>
+  const %ra : i64[1] = dense<[1]>
+  const %rstep : i64[1] = dense<[-1]>
+  %a : f32[3, 2] = Reshape(%x, %shape)  #1
+  %b : f32[3, 2] = Transpose(%x) {perm = [1, 0]}  #2
+  %c : f16[2, 3] = Cast(%x) {to = 10}  #3
+  %d : f32[2, 3] = Pad(%x, %shift)  #4
+  %e : f32[2, 3] = Slice(%x, %rs, %re, %ra, %rstep)  #5
+  %f : f32[4, 2, 3] = Expand(%x, %big)  #6
+  output %a, %b, %c, %d, %e, %f
+}
+)";
+    auto input = parseIr(ir);
+    PipelineResult r = runPipeline(*input, "canonicalize");
+    QVERIFY(!r.error);
+    QCOMPARE(r.finalGraph().numNodes(), size_t(6));
+    QVERIFY(!r.snapshots[1].record->changed);
+    // The same-typed Pad and the reversing Slice really change the data.
+    QVERIFY(maxOutputDifference(*input, r.finalGraph()) == 0);
+  }
+
+  void algebraicIdentities() {
+    auto g = canonicalize(R"(graph @g {
+  input %x : f32[2, 3]
+  const %one : f32[] = dense<[1.0]>
+  const %zero : f32[3] = dense<[0.0, 0.0, 0.0]>
+  %a : f32[2, 3] = Mul(%x, %one)  #1
+  %b : f32[2, 3] = Mul(%one, %a)  #2
+  %c : f32[2, 3] = Add(%b, %zero)  #3
+  %d : f32[2, 3] = Add(%zero, %c)  #4
+  %e : f32[2, 3] = Sub(%d, %zero)  #5
+  %f : f32[2, 3] = Div(%e, %one)  #6
+  %y : f32[2, 3] = Sigmoid(%f)  #7
+  output %y
+}
+)");
+    QVERIFY(g);
+    QCOMPARE(g->numNodes(), size_t(1));
+    QCOMPARE(outputOp(*g), OpKind::Sigmoid);
+    QCOMPARE(g->nodes()[0]->input(0)->name(), std::string("x"));
+  }
+
+  void keepsNonIdentities() {
+    auto input = parseIr(R"(graph @g {
+  input %x : f32[3]
+  const %one : f32[] = dense<[1.0]>
+  const %zero : f32[] = dense<[0.0]>
+  const %ones : f32[2, 3] = dense<[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]>
+  const %two : f32[] = dense<[2.0]>
+  %a : f32[3] = Sub(%zero, %x)  #1
+  %b : f32[3] = Div(%one, %x)  #2
+  %c : f32[2, 3] = Mul(%x, %ones)  #3
+  %d : f32[3] = Mul(%x, %two)  #4
+  output %a, %b, %c, %d
+}
+)");
+    PipelineResult r = runPipeline(*input, "canonicalize");
+    QVERIFY(!r.error);
+    // 0-x, 1/x, x*1 that broadcasts x to [2, 3], and x*2 all stay.
+    QCOMPARE(r.finalGraph().numNodes(), size_t(4));
+    QVERIFY(!r.snapshots[1].record->changed);
+  }
+
+  void doubleNegation() {
+    auto g = canonicalize(R"(graph @g {
+  input %x : f32[2, 3]
+  %a : f32[2, 3] = Neg(%x)  #1
+  %b : f32[2, 3] = Neg(%a)  #2
+  %c : f32[2, 3] = Neg(%b)  #3
+  %y : f32[2, 3] = Relu(%c)  #4
+  output %y
+}
+)");
+    QVERIFY(g);
+    // Three negations leave one.
+    QCOMPARE(countOps(*g, OpKind::Neg), size_t(1));
+    QCOMPARE(g->numNodes(), size_t(2));
+  }
+
+  void composesTransposes() {
+    auto g = canonicalize(R"(graph @g {
+  input %x : f32[2, 3, 4]
+  %a : f32[3, 2, 4] = Transpose(%x) {perm = [1, 0, 2]}  #1
+  %b : f32[3, 4, 2] = Transpose(%a) {perm = [0, 2, 1]}  #2
+  %y : f32[3, 4, 2] = Relu(%b)  #3
+  output %y
+}
+)");
+    QVERIFY(g);
+    QCOMPARE(countOps(*g, OpKind::Transpose), size_t(1));
+    const Node* t = g->nodes()[0].get();
+    QCOMPARE(t->input(0)->name(), std::string("x"));
+    QCOMPARE(*t->attrs().getInts("perm", {}), (std::vector<int64_t>{1, 2, 0}));
+    // The provenance of the merged transpose names both originals.
+    QCOMPARE(t->provenance(), (std::vector<NodeId>{1, 2}));
+
+    // A transpose and its inverse cancel (two iterations: compose, then drop the identity).
+    auto h = canonicalize(R"(graph @g {
+  input %x : f32[2, 3, 4]
+  %a : f32[3, 4, 2] = Transpose(%x) {perm = [1, 2, 0]}  #1
+  %b : f32[2, 3, 4] = Transpose(%a) {perm = [2, 0, 1]}  #2
+  %c : f32[4, 3, 2] = Transpose(%b)  #3
+  %d : f32[2, 3, 4] = Transpose(%c)  #4
+  %y : f32[2, 3, 4] = Relu(%d)  #5
+  output %y
+}
+)");
+    QVERIFY(h);
+    QCOMPARE(h->numNodes(), size_t(1));
+    QCOMPARE(outputOp(*h), OpKind::Relu);
+  }
+
+  void composesReshapes() {
+    auto g = canonicalize(R"(graph @g {
+  input %x : f32[2, 3, 4]
+  const %s1 : i64[2] = dense<[6, 4]>
+  const %s2 : i64[2] = dense<[4, -1]>
+  %a : f32[6, 4] = Reshape(%x, %s1)  #1
+  %b : f32[4, 6] = Reshape(%a, %s2)  #2
+  %y : f32[4, 6] = Relu(%b)  #3
+  output %y
+}
+)");
+    QVERIFY(g);
+    QCOMPARE(countOps(*g, OpKind::Reshape), size_t(1));
+    QCOMPARE(g->nodes()[0]->input(0)->name(), std::string("x"));
+
+    // A 0 in the outer shape copies a dim of the intermediate: composing would change meaning.
+    auto input = parseIr(R"(graph @g {
+  input %x : f32[2, 3, 4]
+  const %s1 : i64[2] = dense<[6, 4]>
+  const %s2 : i64[2] = dense<[0, 4]>
+  %a : f32[6, 4] = Reshape(%x, %s1)  #1
+  %b : f32[6, 4] = Reshape(%a, %s2)  #2
+  %y : f32[6, 4] = Relu(%b)  #3
+  output %y
+}
+)");
+    PipelineResult r = runPipeline(*input, "canonicalize");
+    QVERIFY(!r.error);
+    // The second Reshape is a no-op (same type) and goes; the first stays.
+    QCOMPARE(countOps(r.finalGraph(), OpKind::Reshape), size_t(1));
+    QCOMPARE(maxOutputDifference(*input, r.finalGraph()), 0.0);
+  }
+
+  void eliminatesZeroSizeTensors() {
+    auto g = canonicalize(R"(graph @g {
+  input %x : f32[2, 3]
+  input %e : f32[2, 0]
+  %r : f32[2, 0] = Relu(%e)  #1
+  %c : f32[2, 3] = Concat(%x, %r) {axis = 1}  #2
+  %y : f32[2, 3] = Neg(%c)  #3
+  output %y
+}
+)");
+    QVERIFY(g);
+    QCOMPARE(countOps(*g, OpKind::Relu), size_t(0));
+    // The empty operand is dropped, and then the Concat of one operand too.
+    QCOMPARE(countOps(*g, OpKind::Concat), size_t(0));
+    QCOMPARE(g->numNodes(), size_t(1));
+    QCOMPARE(g->nodes()[0]->input(0)->name(), std::string("x"));
+  }
+
+  void keepsConcatOfTensorsEmptyOffAxis() {
+    // Both operands are empty along dim 0; the axis sizes still add up to 8.
+    auto g = canonicalize(R"(graph @g {
+  input %a : f32[0, 3]
+  input %b : f32[0, 5]
+  %c : f32[0, 8] = Concat(%a, %b) {axis = 1}  #1
+  output %c
+}
+)");
+    QVERIFY(g);
+    QCOMPARE(g->outputs()[0]->type().str(), std::string("f32[0, 8]"));
+    QCOMPARE(g->nodes()[0]->numInputs(), size_t(2));
+  }
+
+  void samplesStayEqual() {
+    for (const char* name : {"mlp.onnx", "small_cnn.onnx", "resnet_block.onnx",
+                             "mobilenet_v2_block.onnx", "transformer_block.onnx",
+                             "dynamic_batch.onnx"}) {
+      auto g = loadSample(name);
+      PipelineResult r = runPipeline(*g, "canonicalize");
+      QVERIFY2(!r.error, (std::string(name) + ": " + errorText(r)).c_str());
+      QVERIFY2(verify(r.finalGraph()).ok(), name);
+      QCOMPARE(maxOutputDifference(*g, r.finalGraph(), 2), 0.0);
+      for (size_t i = 0; i < g->outputs().size(); ++i)
+        QCOMPARE(r.finalGraph().outputs()[i]->name(), g->outputs()[i]->name());
+    }
+  }
+
+  void randomGraphsStayEqual() {
+    size_t simplified = 0;
+    for (uint64_t seed = 1; seed <= 150; ++seed) {
+      auto g = randomRewriteGraph(seed);
+      PipelineResult r = runPipeline(*g, "canonicalize");
+      const std::string tag = "seed " + std::to_string(seed);
+      QVERIFY2(!r.error, (tag + ": " + errorText(r)).c_str());
+      QVERIFY2(verify(r.finalGraph()).ok(), tag.c_str());
+      QVERIFY2(maxOutputDifference(*g, r.finalGraph(), 2) == 0, tag.c_str());
+      for (size_t i = 0; i < g->outputs().size(); ++i)
+        QCOMPARE(r.finalGraph().outputs()[i]->name(), g->outputs()[i]->name());
+      simplified += r.snapshots[1].record->changed;
+      // A second run finds nothing left: canonicalize reached its fixed point.
+      PipelineResult again = runPipeline(r.finalGraph(), "canonicalize");
+      QVERIFY2(!again.snapshots[1].record->changed, tag.c_str());
+    }
+    QVERIFY(simplified > 100);
+  }
+
+  void torchvisionResnet18() {
+    const char* path = "/tmp/tvbn/resnet18.onnx";
+    if (!std::filesystem::exists(path))
+      QSKIP("no /tmp/tvbn/resnet18.onnx (export it with scripts/ to run this check)");
+    auto loaded = loadModel(path);
+    QVERIFY(loaded.ok());
+    const Graph& g = **loaded;
+    QCOMPARE(countOps(g, OpKind::Identity), size_t(72));
+    PipelineResult r = runPipeline(g, "canonicalize");
+    QVERIFY(!r.error);
+    QCOMPARE(countOps(r.finalGraph(), OpKind::Identity), size_t(0));
+    QCOMPARE(r.finalGraph().numNodes(), g.numNodes() - 72);
+    QCOMPARE(r.finalGraph().outputs()[0]->name(), g.outputs()[0]->name());
+    QCOMPARE(maxOutputDifference(g, r.finalGraph(), 1, {{"N", 1}}), 0.0);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCanonicalize)
+#include "TestCanonicalize.moc"
