@@ -126,6 +126,7 @@ Expected<Snapshot> PassManager::applyPass(const Graph& current, Pass& pass,
   record.pass = name;
   record.step = step.passName.empty() ? name + step.options.str() : step.str();
   record.nodesBefore = countNodes(current);
+  record.analysis = pass.isAnalysis();
   auto start = std::chrono::steady_clock::now();
   int runs = 0;
   bool changedAny = false;
@@ -179,6 +180,11 @@ PipelineResult PassManager::run(std::unique_ptr<Graph> input,
       if (!m_options.reproducerDir.empty())
         result.reproducerPath = writeReproducer(m_options.reproducerDir, current, steps, k, snap.error());
       break;
+    }
+    if (snap->record->analysis && !snap->record->changed) {
+      // Nothing changed: share the previous graph and its cached analyses instead of a copy.
+      snap->graph = result.snapshots.back().graph;
+      snap->analyses = result.snapshots.back().analyses;
     }
     result.snapshots.push_back(std::move(snap).value());
     if (m_options.afterPass)

@@ -1,6 +1,7 @@
 // The pass manager: runs a pipeline with instrumentation and keeps a snapshot after every pass.
 #pragma once
 
+#include "passes/AnalysisCache.h"
 #include "passes/PassRegistry.h"
 
 #include <functional>
@@ -17,6 +18,7 @@ struct PassRecord {
   bool changed = false;
   double milliseconds = 0;
   int iterations = 1;             ///< how many times run() was called (> 1: fixed-point passes)
+  bool analysis = false;          ///< the pass only annotates (Pass::isAnalysis)
   std::map<std::string, double> statistics;
   std::string summary;            ///< one line: "fold-batchnorm: folded 20 ...; -20 nodes"
   std::vector<ProvenanceEvent> events;
@@ -30,6 +32,8 @@ struct PassRecord {
 struct Snapshot {
   std::shared_ptr<const Graph> graph;
   std::optional<PassRecord> record; ///< absent for snapshot 0
+  /// Analyses of `graph`, computed on demand (see AnalysisCache.h).
+  std::shared_ptr<AnalysisCache> analyses = std::make_shared<AnalysisCache>();
 };
 
 /// Instrumentation and limits.

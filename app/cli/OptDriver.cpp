@@ -199,7 +199,7 @@ public:
     int exitCode = 0;
 
     if (m_o.stats) {
-      ModelStats s = computeModelStats(result);
+      const ModelStats& s = snapshotStats(pipeline.snapshots.back());
       if (m_o.json)
         writeStatsJson(json, s);
       else

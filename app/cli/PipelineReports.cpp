@@ -107,6 +107,23 @@ void writeTimingJson(JsonWriter& w, const std::vector<Snapshot>& snapshots) {
     for (const auto& [k, v] : r.statistics)
       w.field(k, v);
     w.endObject();
+    // The provenance log: which nodes the pass created, deleted or replaced, and from what.
+    w.key("provenance");
+    w.beginArray();
+    for (const ProvenanceEvent& e : r.events) {
+      w.beginObject();
+      const char* kind = e.kind == ProvenanceEvent::Kind::Created   ? "created"
+                         : e.kind == ProvenanceEvent::Kind::Deleted ? "deleted"
+                                                                    : "replaced";
+      w.field("kind", kind);
+      w.field("node", int64_t(e.node));
+      w.key("with");
+      writeIds(w, e.from);
+      if (!e.note.empty())
+        w.field("note", e.note);
+      w.endObject();
+    }
+    w.endArray();
     w.endObject();
   }
   w.endArray();

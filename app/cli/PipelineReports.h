@@ -20,7 +20,7 @@ void writePassListJson(JsonWriter& w);
 /// --timing as text: one line per pass application with time and what it did.
 std::string timingText(const std::vector<Snapshot>& snapshots);
 /// --timing as JSON fields: passes[{pass, step, ms, changed, nodes_before, nodes_after,
-/// summary, statistics{}}], total_ms.
+/// summary, statistics{}, provenance[{kind, node, with[], note}]}], total_ms.
 void writeTimingJson(JsonWriter& w, const std::vector<Snapshot>& snapshots);
 
 /// --diff as text.

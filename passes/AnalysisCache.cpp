@@ -1,0 +1,19 @@
+// Snapshot-cached analyses.
+#include "passes/AnalysisCache.h"
+#include "passes/PassManager.h"
+
+namespace fb {
+
+const GraphEstimate& snapshotEstimate(const Snapshot& s) {
+  return s.analyses->get<GraphEstimate>(*s.graph, estimateGraph);
+}
+
+const ParallelLevels& snapshotParallelLevels(const Snapshot& s) {
+  return s.analyses->get<ParallelLevels>(*s.graph, computeParallelLevels);
+}
+
+const ModelStats& snapshotStats(const Snapshot& s) {
+  return s.analyses->get<ModelStats>(*s.graph, computeModelStats);
+}
+
+} // namespace fb
