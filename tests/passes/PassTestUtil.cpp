@@ -90,6 +90,31 @@ double maxOutputDifference(const Graph& before, const Graph& after, int seeds,
   return worst;
 }
 
+std::string checkSamplesUnchanged(const std::string& pipeline, double tolerance,
+                                  bool keepOutputNames) {
+  for (const char* name : {"mlp.onnx", "small_cnn.onnx", "resnet_block.onnx",
+                           "mobilenet_v2_block.onnx", "transformer_block.onnx",
+                           "dynamic_batch.onnx"}) {
+    auto g = loadSample(name);
+    PipelineResult r = runPipeline(*g, pipeline);
+    std::string where = std::string(name) + " under " + pipeline + ": ";
+    if (r.error)
+      return where + r.error->message();
+    Status st = verify(r.finalGraph());
+    if (!st.ok())
+      return where + "verifier: " + st.error().message();
+    double diff = maxOutputDifference(*g, r.finalGraph(), 2);
+    if (!(diff <= tolerance))
+      return where + "outputs differ by " + std::to_string(diff);
+    if (keepOutputNames)
+      for (size_t i = 0; i < g->outputs().size(); ++i)
+        if (r.finalGraph().outputs()[i]->name() != g->outputs()[i]->name())
+          return where + "output " + std::to_string(i) + " renamed to " +
+                 r.finalGraph().outputs()[i]->name();
+  }
+  return "";
+}
+
 size_t countOps(const Graph& graph, OpKind op) {
   size_t n = 0;
   for (const auto& node : graph.nodes())

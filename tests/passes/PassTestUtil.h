@@ -30,6 +30,12 @@ std::string errorText(const PipelineResult& result);
 double maxOutputDifference(const Graph& before, const Graph& after, int seeds = 3,
                            const std::map<std::string, int64_t>& dims = {});
 
+/// Runs `pipeline` on every committed sample and checks that it succeeds, that the verifier
+/// accepts the result, that outputs differ from the imported model's by at most `tolerance`, and
+/// (when keepOutputNames) that output names are unchanged. Returns "" or the first failure.
+std::string checkSamplesUnchanged(const std::string& pipeline, double tolerance = 0,
+                                  bool keepOutputNames = true);
+
 /// Number of top-level nodes of an op kind.
 size_t countOps(const Graph& graph, OpKind op);
 
