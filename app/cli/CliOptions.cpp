@@ -109,6 +109,8 @@ Expected<CliOptions> parseCliOptions(int argc, char** argv) {
       o.stats = true;
     } else if (a == "--diff") {
       FB_TRY(str(o.diff));
+    } else if (a == "--numeric-diff") {
+      FB_TRY(str(o.numericDiff));
     } else if (a == "--memory-plan") {
       o.memoryPlan = true;
     } else if (a == "--run") {
@@ -189,7 +191,10 @@ Pipeline
 
 Inspection
   --stats                  nodes, ops, parameters, FLOPs, bytes moved, peak activation memory
-  --diff I,J               structural diff of snapshots I and J of this pipeline
+  --diff I,J               structural diff of snapshots I and J of this pipeline, then the
+                           unified diff of their printed IR
+  --numeric-diff I,J       run snapshots I and J on the same inputs, compare every matched
+                           value and name the first divergent node
   --memory-plan            the plan after plan-memory
 
 Running

@@ -37,6 +37,8 @@ struct CliOptions {
   // Inspection.
   bool stats = false;
   std::string diff;
+  /// Numeric diff of two snapshots (--numeric-diff I,J).
+  std::string numericDiff;
   bool memoryPlan = false;
 
   // Running.

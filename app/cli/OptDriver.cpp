@@ -225,6 +225,27 @@ public:
         m_out << diffText(a, b, d, ij->first, ij->second);
       reported = true;
     }
+    if (!m_o.numericDiff.empty()) {
+      auto ij = parseDiffIndices(m_o.numericDiff, pipeline.snapshots.size());
+      if (!ij.ok())
+        return fail(ij.error(), 2);
+      const Graph& a = *pipeline.snapshots[ij->first].graph;
+      const Graph& b = *pipeline.snapshots[ij->second].graph;
+      auto inputs = gatherInputs(a, m_o);
+      if (!inputs.ok())
+        return fail(inputs.error());
+      Tolerance tol = tolerance->value_or(defaultTolerance(DType::F32));
+      auto nd = numericDiff(a, b, *inputs, tol.atol, tol.rtol);
+      if (!nd.ok())
+        return fail(nd.error());
+      if (m_o.json)
+        writeNumericDiffJson(json, b, *nd);
+      else
+        m_out << numericDiffText(b, *nd, ij->first, ij->second);
+      if (!nd->ok())
+        exitCode = 1;
+      reported = true;
+    }
     if (m_o.run || m_o.compare) {
       auto inputs = gatherInputs(result, m_o);
       if (!inputs.ok())

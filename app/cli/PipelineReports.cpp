@@ -1,5 +1,7 @@
 // Pipeline reports for fusebox-opt.
 #include "app/cli/PipelineReports.h"
+#include "core/TextDiff.h"
+#include "core/text/IrPrinter.h"
 #include "passes/PassRegistry.h"
 
 #include <cstdio>
@@ -160,11 +162,56 @@ std::string diffText(const Graph& a, const Graph& b, const GraphDiff& d, size_t 
     for (const std::string& detail : c.details)
       os << "    " << detail << "\n";
   }
+  std::string text = unifiedDiff(printGraph(a), printGraph(b));
+  if (!text.empty())
+    os << "\nIR text diff:\n" << text;
   return os.str();
 }
 
+std::string numericDiffText(const Graph& b, const NumericDiff& d, size_t i, size_t j) {
+  std::ostringstream os;
+  os << "numeric diff of snapshots " << i << " and " << j << ": " << d.values.size()
+     << " values compared, " << d.unmatched.size() << " without a counterpart\n";
+  for (const ValueComparison& v : d.values) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "  %-40s max_abs %.3e  max_rel %.3e  cosine %.6f  %s  (%s)\n",
+                  v.value.c_str(), v.maxAbs, v.maxRel, v.cosine, v.ok ? "ok" : "DIVERGES",
+                  valueMatchName(v.match));
+    os << buf;
+  }
+  if (d.firstDivergent)
+    os << "first divergent node: " << nodeLabel(b, *d.firstDivergent) << "\n";
+  else
+    os << "no divergence\n";
+  return os.str();
+}
+
+void writeNumericDiffJson(JsonWriter& w, const Graph& b, const NumericDiff& d) {
+  (void)b;
+  w.key("values");
+  w.beginArray();
+  for (const ValueComparison& v : d.values) {
+    w.beginObject();
+    w.field("value", v.value);
+    w.field("reference", v.reference);
+    w.field("producer", int64_t(v.producer));
+    w.field("match", valueMatchName(v.match));
+    w.field("max_abs", v.maxAbs);
+    w.field("max_rel", v.maxRel);
+    w.field("cosine", v.cosine);
+    w.field("ok", v.ok);
+    w.endObject();
+  }
+  w.endArray();
+  w.key("first_divergent_node");
+  if (d.firstDivergent)
+    w.value(int64_t(*d.firstDivergent));
+  else
+    w.null();
+  w.field("ok", d.ok());
+}
+
 void writeDiffJson(JsonWriter& w, const Graph& a, const Graph& b, const GraphDiff& d) {
-  (void)a;
   w.key("added");
   writeIds(w, d.added);
   w.key("removed");
@@ -199,6 +246,7 @@ void writeDiffJson(JsonWriter& w, const Graph& a, const Graph& b, const GraphDif
     writeIds(w, from);
   }
   w.endObject();
+  w.field("ir_diff", unifiedDiff(printGraph(a), printGraph(b)));
 }
 
 std::string compareText(const std::string& backend, const std::vector<OutputComparison>& outputs,

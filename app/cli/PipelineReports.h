@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/GraphDiff.h"
+#include "core/NumericDiff.h"
 #include "core/Json.h"
 #include "core/TensorCompare.h"
 #include "passes/PassManager.h"
@@ -26,8 +27,14 @@ void writeTimingJson(JsonWriter& w, const std::vector<Snapshot>& snapshots);
 /// --diff as text.
 std::string diffText(const Graph& a, const Graph& b, const GraphDiff& diff, size_t i, size_t j);
 /// --diff as JSON fields: added, removed, changed, unchanged (node ids), details[{id, name, op,
-/// changes[]}], added_from{id:[ids]}.
+/// changes[]}], added_from{id:[ids]}, ir_diff (unified diff of the printed IR).
 void writeDiffJson(JsonWriter& w, const Graph& a, const Graph& b, const GraphDiff& diff);
+
+/// --numeric-diff as text: every compared value, then the first divergent node.
+std::string numericDiffText(const Graph& b, const NumericDiff& diff, size_t i, size_t j);
+/// --numeric-diff as JSON fields: values[{value, reference, producer, match, max_abs, max_rel,
+/// cosine, ok}], first_divergent_node (id or null), ok.
+void writeNumericDiffJson(JsonWriter& w, const Graph& b, const NumericDiff& diff);
 
 /// One compared output.
 struct OutputComparison {
