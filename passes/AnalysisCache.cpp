@@ -16,4 +16,15 @@ const ModelStats& snapshotStats(const Snapshot& s) {
   return s.analyses->get<ModelStats>(*s.graph, computeModelStats);
 }
 
+const MemoryPlan& snapshotMemoryPlan(const Snapshot& s) {
+  return s.analyses->get<MemoryPlan>(*s.graph, [](const Graph& g) {
+    Expected<MemoryPlan> plan = planMemory(g);
+    if (plan)
+      return std::move(plan).value();
+    MemoryPlan failed;
+    failed.error = plan.error().message();
+    return failed;
+  });
+}
+
 } // namespace fb

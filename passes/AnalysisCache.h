@@ -6,6 +6,7 @@
 #include "core/Cost.h"
 #include "core/Graph.h"
 #include "passes/Analyses.h"
+#include "passes/MemoryPlan.h"
 
 #include <memory>
 #include <mutex>
@@ -48,5 +49,8 @@ const GraphEstimate& snapshotEstimate(const Snapshot& snapshot);
 const ParallelLevels& snapshotParallelLevels(const Snapshot& snapshot);
 /// Whole-model statistics (--stats, the snapshot timeline), cached on the snapshot.
 const ModelStats& snapshotStats(const Snapshot& snapshot);
+/// The static memory plan of the snapshot's graph (default options), cached on the snapshot.
+/// When planning fails (symbolic shapes) the plan is empty and its `error` says why.
+const MemoryPlan& snapshotMemoryPlan(const Snapshot& snapshot);
 
 } // namespace fb

@@ -138,10 +138,22 @@ Expected<std::vector<PipelineStep>> parsePipeline(const std::string& text) {
       }
       i = close + 1;
     }
-    auto pass = createPass(step.passName);
-    if (!pass.ok())
-      return pass.error();
-    steps.push_back(std::move(step));
+    // A named level inside a list ("-O2,plan-memory") stands for its passes.
+    std::string level = step.passName;
+    if (level.size() == 3 && level[0] == '-')
+      level = level.substr(1);
+    if (level.size() == 2 && level[0] == 'O' && level[1] >= '0' && level[1] <= '3') {
+      if (!step.options.values().empty())
+        return makeError("pipeline '", text, "': level ", level, " takes no options");
+      FB_ASSIGN_OR_RETURN(std::vector<PipelineStep> named,
+                          parsePipeline(namedPipelineString(level)));
+      steps.insert(steps.end(), named.begin(), named.end());
+    } else {
+      auto pass = createPass(step.passName);
+      if (!pass.ok())
+        return pass.error();
+      steps.push_back(std::move(step));
+    }
     skipSpace();
     if (i < text.size()) {
       if (text[i] != ',')

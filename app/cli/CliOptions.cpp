@@ -84,6 +84,8 @@ Expected<CliOptions> parseCliOptions(int argc, char** argv) {
         o.passes.push_back(p);
     } else if (a == "-O0" || a == "-O1" || a == "-O2" || a == "-O3") {
       o.optLevel = a.substr(1);
+    } else if (a.size() > 3 && a[0] == '-' && a[1] == 'O' && a[3] == ',') {
+      o.passes.push_back(a); // "-O2,plan-memory": a level followed by more passes
     } else if (a == "--list-passes") {
       o.listPasses = true;
     } else if (a == "--pass-limit") {

@@ -1,5 +1,6 @@
 // The fusebox-opt driver: load, run the pipeline, report, run, write.
 #include "app/cli/OptDriver.h"
+#include "app/cli/MemoryReports.h"
 #include "app/cli/PipelineReports.h"
 #include "app/cli/Reports.h"
 #include "core/Cost.h"
@@ -27,8 +28,6 @@ bool endsWith(const std::string& s, const std::string& suffix) {
 /// Options of later issues that this build does not carry out yet.
 std::vector<std::string> unavailableOptions(const CliOptions& o) {
   std::vector<std::string> names;
-  if (o.memoryPlan)
-    names.push_back("--memory-plan");
   if (o.bench)
     names.push_back("--bench");
   if (!o.profile.empty())
@@ -204,6 +203,16 @@ public:
         writeStatsJson(json, s);
       else
         m_out << statsText(m_o.model, s);
+      reported = true;
+    }
+    if (m_o.memoryPlan) {
+      const MemoryPlan& plan = snapshotMemoryPlan(pipeline.snapshots.back());
+      if (!plan.error.empty())
+        return fail(Error(plan.error));
+      if (m_o.json)
+        writeMemoryPlanJson(json, plan);
+      else
+        m_out << memoryPlanText(plan);
       reported = true;
     }
     if (m_o.timing) {

@@ -1,0 +1,188 @@
+// Static memory planning: liveness, in-place reuse and best-fit offsets in one arena.
+#include "passes/MemoryPlan.h"
+
+#include "core/Cost.h"
+
+#include <algorithm>
+#include <cassert>
+#include <functional>
+#include <unordered_map>
+
+namespace fb {
+
+namespace {
+
+/// A run of values that occupy one buffer one after another (a value and the in-place results
+/// that overwrite it), placed in the arena as one interval of steps.
+struct BufferGroup {
+  int64_t size = 0;
+  int first = 0, last = 0;
+  int64_t offset = 0;
+};
+
+int64_t alignUp(int64_t bytes, int64_t alignment) {
+  if (alignment <= 1)
+    return bytes;
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+bool overlapInTime(const BufferGroup& a, const BufferGroup& b) {
+  return a.first <= b.last && b.first <= a.last;
+}
+
+/// Places groups in `order` by best fit: each group goes into the smallest gap between the
+/// groups already placed that are live at the same time, or above them all when no gap fits.
+/// Returns the arena size; writes the offsets into `groups`.
+int64_t placeBestFit(std::vector<BufferGroup>& groups, const std::vector<size_t>& order) {
+  std::vector<size_t> placed;
+  int64_t arena = 0;
+  for (size_t g : order) {
+    BufferGroup& cur = groups[g];
+    std::vector<std::pair<int64_t, int64_t>> busy; // [offset, end) of overlapping groups
+    for (size_t p : placed)
+      if (overlapInTime(groups[p], cur) && groups[p].size > 0)
+        busy.emplace_back(groups[p].offset, groups[p].offset + groups[p].size);
+    std::sort(busy.begin(), busy.end());
+    int64_t prevEnd = 0;
+    int64_t bestOffset = -1, bestGap = 0;
+    for (const auto& [begin, end] : busy) {
+      int64_t gap = begin - prevEnd;
+      if (gap >= cur.size && (bestOffset < 0 || gap < bestGap)) {
+        bestOffset = prevEnd;
+        bestGap = gap;
+      }
+      prevEnd = std::max(prevEnd, end);
+    }
+    cur.offset = bestOffset >= 0 ? bestOffset : prevEnd;
+    arena = std::max(arena, cur.offset + cur.size);
+    placed.push_back(g);
+  }
+  return arena;
+}
+
+} // namespace
+
+bool buffersConflict(const BufferAssignment& a, const BufferAssignment& b) {
+  if (a.first > b.last || b.first > a.last)
+    return false;
+  if (a.offset >= b.offset + b.size || b.offset >= a.offset + a.size)
+    return false;
+  if (b.reuses == a.value && a.last == b.first)
+    return false;
+  if (a.reuses == b.value && b.last == a.first)
+    return false;
+  return true;
+}
+
+Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& options) {
+  MemoryPlan plan;
+  const auto& nodes = graph.nodes();
+
+  // 1. Liveness: every intermediate's producing step and last reading step.
+  std::unordered_map<const Value*, size_t> index; // value → position in plan.buffers
+  std::vector<const Value*> values;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const Value* out : nodes[i]->outputs()) {
+      if (out->isGraphOutput())
+        continue;
+      if (!out->type().isStatic())
+        return makeError("plan-memory needs static shapes: value %", out->name(), " has type ",
+                         out->type().str());
+      BufferAssignment b;
+      b.value = out->name();
+      b.size = alignUp(int64_t(typeBytes(out->type())), options.alignment);
+      b.first = b.last = int(i);
+      index[out] = plan.buffers.size();
+      plan.buffers.push_back(b);
+      values.push_back(out);
+    }
+  }
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const Value* in : nodes[i]->inputs())
+      if (auto it = index.find(in); in && it != index.end())
+        plan.buffers[it->second].last = std::max(plan.buffers[it->second].last, int(i));
+
+  // 2. In-place reuse: an elementwise result of the same type as an input that dies at this
+  //    node takes over that input's buffer. Groups chain such values into one buffer.
+  std::vector<size_t> groupOf(plan.buffers.size());
+  std::vector<BufferGroup> groups;
+  for (size_t v = 0; v < plan.buffers.size(); ++v) {
+    const BufferAssignment& b = plan.buffers[v];
+    const Node* producer = values[v]->producer();
+    bool placedInPlace = false;
+    OpCategory cat = producer->info().category;
+    if (options.inPlace && (cat == OpCategory::Elementwise || cat == OpCategory::Broadcast)) {
+      for (const Value* in : producer->inputs()) {
+        auto it = in ? index.find(in) : index.end();
+        if (it == index.end() || in->type() != values[v]->type())
+          continue;
+        BufferGroup& g = groups[groupOf[it->second]];
+        // The input must die here and its buffer must not already hold another result.
+        if (plan.buffers[it->second].last != b.first || g.last != b.first)
+          continue;
+        g.last = b.last;
+        groupOf[v] = groupOf[it->second];
+        plan.buffers[v].reuses = in->name();
+        ++plan.inPlaceReuses;
+        placedInPlace = true;
+        break;
+      }
+    }
+    if (!placedInPlace) {
+      groupOf[v] = groups.size();
+      groups.push_back({b.size, b.first, b.last, 0});
+    }
+  }
+
+  // 3. Totals: naive = no reuse at all; lower bound = the most bytes live at one step.
+  for (const BufferAssignment& b : plan.buffers)
+    plan.naiveBytes += b.size;
+  std::vector<int64_t> liveAt(nodes.size() + 1, 0);
+  for (const BufferGroup& g : groups)
+    for (int s = g.first; s <= g.last; ++s)
+      liveAt[size_t(s)] += g.size;
+  for (int64_t live : liveAt)
+    plan.lowerBoundBytes = std::max(plan.lowerBoundBytes, live);
+
+  // 4. Offsets: best fit under several orderings, keeping the smallest arena.
+  using Less = std::function<bool(const BufferGroup&, const BufferGroup&)>;
+  const std::vector<std::pair<std::string, Less>> orderings = {
+      {"largest-first",
+       [](const BufferGroup& a, const BufferGroup& b) {
+         return a.size != b.size ? a.size > b.size : a.first < b.first;
+       }},
+      {"longest-lifetime-first",
+       [](const BufferGroup& a, const BufferGroup& b) {
+         int la = a.last - a.first, lb = b.last - b.first;
+         if (la != lb)
+           return la > lb;
+         return a.size != b.size ? a.size > b.size : a.first < b.first;
+       }},
+      {"first-use-first",
+       [](const BufferGroup& a, const BufferGroup& b) {
+         return a.first != b.first ? a.first < b.first : a.size > b.size;
+       }},
+  };
+  std::vector<BufferGroup> best;
+  plan.arenaBytes = -1;
+  for (const auto& [name, less] : orderings) {
+    std::vector<BufferGroup> trial = groups;
+    std::vector<size_t> order(trial.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return less(trial[a], trial[b]); });
+    int64_t arena = placeBestFit(trial, order);
+    if (plan.arenaBytes < 0 || arena < plan.arenaBytes) {
+      plan.arenaBytes = arena;
+      plan.strategy = name;
+      best = std::move(trial);
+    }
+  }
+  for (size_t v = 0; v < plan.buffers.size(); ++v)
+    plan.buffers[v].offset = best[groupOf[v]].offset;
+  assert(plan.arenaBytes >= plan.lowerBoundBytes && "an arena cannot beat the live peak");
+  return plan;
+}
+
+} // namespace fb

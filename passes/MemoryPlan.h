@@ -1,0 +1,55 @@
+// Static memory planning: liveness of intermediate tensors and their offsets in one arena.
+#pragma once
+
+#include "core/Graph.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fb {
+
+/// Where one intermediate tensor lives in the arena and during which steps.
+struct BufferAssignment {
+  std::string value;   ///< the value's name
+  int64_t offset = 0;  ///< byte offset in the arena
+  int64_t size = 0;    ///< bytes, rounded up to the alignment
+  int first = 0;       ///< the step (top-level node index) that produces it
+  int last = 0;        ///< the last step that reads it (first when nothing reads it)
+  /// The value whose buffer this one overwrites in place (its last reader produced this one),
+  /// or empty. Such a pair shares bytes at exactly one step, which is what in-place means.
+  std::string reuses;
+};
+
+/// Options of the planner.
+struct MemoryPlanOptions {
+  int64_t alignment = 64; ///< every buffer's size is rounded up to a multiple of this
+  bool inPlace = true;    ///< let elementwise ops overwrite an input that dies at them
+};
+
+/// A static memory plan: every intermediate with its offset, and the totals.
+struct MemoryPlan {
+  std::vector<BufferAssignment> buffers; ///< one per intermediate, in execution order
+  int64_t naiveBytes = 0;      ///< the sum of all buffer sizes: one allocation each, no reuse
+  int64_t arenaBytes = 0;      ///< the arena size of the plan
+  int64_t lowerBoundBytes = 0; ///< the largest sum of live buffer sizes at any step
+  int inPlaceReuses = 0;       ///< how many values overwrite an input in place
+  std::string strategy;        ///< the ordering that won: "largest-first", ...
+  /// Set only by snapshotMemoryPlan when planning failed (the plan is then empty).
+  std::string error;
+  /// lowerBoundBytes / arenaBytes: 1 is optimal; 1 for an empty arena.
+  double efficiency() const {
+    return arenaBytes == 0 ? 1.0 : double(lowerBoundBytes) / double(arenaBytes);
+  }
+};
+
+/// Plans the intermediates (node outputs that are not graph outputs) of a graph's top-level
+/// nodes in their execution order into one arena. Graph inputs, outputs and constants are not
+/// in the arena; a fused group is one step. Fails when an intermediate's type is not static.
+Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& options = {});
+
+/// True when [a.first, a.last] and [b.first, b.last] overlap and their byte ranges intersect,
+/// except an in-place pair (one reuses the other's buffer at the step where it dies).
+bool buffersConflict(const BufferAssignment& a, const BufferAssignment& b);
+
+} // namespace fb
