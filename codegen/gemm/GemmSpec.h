@@ -1,0 +1,76 @@
+// The description of a GEMM-class kernel (MatMul, Gemm, Conv as implicit GEMM) with its fused
+// epilogue: what the loop-IR lowering produces and the micro-kernel generator consumes.
+#pragma once
+
+#include "core/Tensor.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fb::cg {
+
+/// An elementwise operation applied to each output element after accumulation, in order.
+/// `acc` is the accumulated value (already scaled by alpha and with bias added).
+struct EpilogueOp {
+  enum class Kind {
+    Relu,        ///< max(acc, 0)
+    Clip,        ///< min(max(acc, lo), hi)
+    LeakyRelu,   ///< acc < 0 ? alpha * acc : acc
+    Sigmoid,     ///< 1 / (1 + exp(-acc))
+    HardSigmoid, ///< max(0, min(1, alpha * acc + beta))
+    HardSwish,   ///< acc * max(0, min(1, acc / 6 + 0.5))
+    AddTensor,   ///< acc + T[m, n]: a residual read through `arg` with the output's layout
+    MulTensor,   ///< acc * T[m, n]
+  } kind;
+  float lo = 0, hi = 0;       ///< Clip bounds
+  float alpha = 0, beta = 0;  ///< LeakyRelu / HardSigmoid parameters
+  int arg = -1;               ///< AddTensor/MulTensor: index into Kernel::args
+};
+
+/// Implicit-GEMM geometry of a 2-D convolution (NCHW input, OIHW weights, one image per
+/// batch step). For group g: C[co, p] = sum_{ci,kh,kw} W[co, ci, kh, kw] * X[ci, ih(p,kh), iw(p,kw)]
+/// with M = Cout/groups, N = Hout*Wout, K = Cin/groups * KH * KW.
+struct ConvGeometry {
+  int64_t batch = 1, inChannels = 0, inH = 0, inW = 0;
+  int64_t outChannels = 0, outH = 0, outW = 0;
+  int64_t kernelH = 1, kernelW = 1;
+  int64_t strideH = 1, strideW = 1;
+  int64_t padTop = 0, padLeft = 0;   ///< bottom/right padding is implied by out sizes
+  int64_t dilationH = 1, dilationW = 1;
+  int64_t groups = 1;
+};
+
+/// C[b, m, n] = alpha * sum_k A[b, m, k] * B[b, k, n] (+ bias) then the epilogue, for b in
+/// [0, batch). Element (m, k) of A in batch b is at A[b*aBatchStride + m*aRowStride +
+/// k*aColStride] (likewise B and C), so transposed operands are just swapped strides.
+struct GemmSpec {
+  int64_t batch = 1, M = 0, N = 0, K = 0;
+  int aArg = -1, bArg = -1, cArg = -1; ///< indices into Kernel::args
+  int64_t aBatchStride = 0, aRowStride = 0, aColStride = 1;
+  int64_t bBatchStride = 0, bRowStride = 0, bColStride = 1;
+  int64_t cBatchStride = 0, cRowStride = 0; ///< C's columns are contiguous
+  float alpha = 1.0f;
+
+  /// A constant operand is packed once at compile time (the generator owns the layout); the
+  /// data is given here and the packed buffer becomes an extra Weight argument of the kernel.
+  std::optional<Tensor> constantA, constantB;
+
+  enum class Bias { None, PerRow, PerColumn, Full } bias = Bias::None;
+  int biasArg = -1;       ///< index into Kernel::args (f32, M / N / M*N elements)
+  float beta = 1.0f;      ///< bias scale (Gemm's beta)
+
+  std::vector<EpilogueOp> epilogue;
+
+  /// Set for convolutions: B is the implicit im2col of the input (bArg, NCHW) and A the
+  /// weights; batch steps over images (and groups are handled inside).
+  std::optional<ConvGeometry> conv;
+
+  /// Blocking parameters (BLIS names); 0 = the generator's default for the host. A schedule
+  /// override sets these (`--schedule 'k3:mc=96,kc=256'`).
+  int64_t mr = 0, nr = 0, mc = 0, kc = 0, nc = 0;
+  bool parallel = true;
+};
+
+} // namespace fb::cg

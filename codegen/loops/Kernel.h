@@ -1,0 +1,46 @@
+// A kernel: what one graph node or fused group lowers to — its arguments (the ABI), its loop
+// nest, and, for GEMM-class kernels, the spec the micro-kernel generator compiles.
+#pragma once
+
+#include "codegen/gemm/GemmSpec.h"
+#include "core/Graph.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fb::cg {
+
+struct Stmt; // codegen/loops/LoopIR.h
+
+/// One argument of a kernel: a buffer the executor passes by pointer.
+struct KernelArg {
+  enum class Role { Input, Output, Weight, Scratch } role = Role::Input;
+  std::string name;             ///< the graph value's name (or "<kernel>.packed0", "<kernel>.scratch")
+  DType dtype = DType::F32;
+  std::vector<int64_t> sizes;   ///< static sizes (the executor binds symbolic dims before lowering)
+  int64_t bytes = 0;
+  /// For Weight arguments: the data bound once at load time (constants, packed panels).
+  std::optional<Tensor> data;
+};
+
+/// A lowered kernel. The generated function has the FbKernelFn signature (runtime/RuntimeAbi.h):
+/// `void name(void* const* args)` with args in this order.
+struct Kernel {
+  std::string name;                 ///< a C identifier, e.g. "k3_conv_relu"
+  std::vector<NodeId> nodes;        ///< the graph nodes it computes (fused groups: the body's
+                                    ///< original ids), for the profiler and the GUI
+  std::string opSummary;            ///< "Conv+Add+Relu"
+  std::vector<KernelArg> args;
+  std::shared_ptr<const Stmt> body; ///< the scheduled loop nest (always present; printed by
+                                    ///< --emit loops)
+  /// Set when the kernel is GEMM-class and the micro-kernel generator compiles it instead of
+  /// the generic loop-IR emitter (the loop nest then documents the same computation).
+  std::optional<GemmSpec> gemm;
+  double flops = 0;                 ///< from core/Cost.h
+  double bytes = 0;                 ///< bytes read + written
+};
+
+} // namespace fb::cg
