@@ -31,8 +31,11 @@ bool dimIs(const TensorType& t, size_t i, int64_t size) {
   return i < t.rank() && t.dims[i].isStatic() && t.dims[i].size() == size;
 }
 
-/// The constant f32 data of `v`, or nullptr.
+/// The constant f32 data of `v`, looking through Identity (exporters alias one shared
+/// initializer through Identity nodes), or nullptr.
 const Tensor* f32Constant(const Value* v) {
+  while (v && v->producer() && v->producer()->op() == OpKind::Identity)
+    v = v->producer()->input(0);
   const Tensor* t = constantOf(v);
   return t && t->dtype() == DType::F32 ? t : nullptr;
 }
@@ -179,7 +182,7 @@ void shrinkOperand(Graph& g, Node* node, size_t operand, size_t axis,
   Value* fresh = g.addConstant(g.uniqueValueName(old->name() + ".pruned"),
                                gatherAxis(*data, axis, keep));
   node->setInput(operand, fresh);
-  if (!old->hasUses() && !old->isGraphOutput())
+  if (old->isConstant() && !old->hasUses() && !old->isGraphOutput())
     g.eraseValue(old);
 }
 

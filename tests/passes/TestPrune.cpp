@@ -220,6 +220,31 @@ private Q_SLOTS:
     QVERIFY(maxOutputDifference(*g, out) < 1e-6);
   }
 
+  /// torch.onnx shares equal initializers and aliases them through Identity nodes; a bias that
+  /// arrives through Identity is still a constant, and the Identity is left for dce.
+  void biasThroughIdentityIsPruned() {
+    auto g = parseIr(R"(graph @t opset 17 {
+  input %x : f32[1, 2, 4, 4]
+  const %w1 : f32[4, 2, 1, 1] = dense<[1.0, 2.0, 0.0, 0.0, -3.0, 1.0, 0.25, -0.25]>
+  const %shared : f32[4] = dense<[0.5, 0.0, -0.5, 0.0]>
+  const %w2 : f32[3, 4, 1, 1] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]>
+  %b1 : f32[4] = Identity(%shared)  #5 "alias"
+  %c1 : f32[1, 4, 4, 4] = Conv(%x, %w1, %b1)  #1 "conv1"
+  %r : f32[1, 4, 4, 4] = Relu(%c1)  #3 "relu"
+  %c2 : f32[1, 3, 4, 4] = Conv(%r, %w2)  #4 "conv2"
+  output %c2
+}
+)");
+    PipelineResult r = prune(*g, "prune{sparsity=0.5,structured=true}");
+    QVERIFY(!r.error);
+    const Graph& out = r.finalGraph();
+    QCOMPARE(statistic(r, "Convs pruned"), 1.0);
+    QCOMPARE(floatsOf(out.findNode(1)->input(1)), (std::vector<float>{1, 2, -3, 1}));
+    QCOMPARE(floatsOf(out.findNode(1)->input(2)), (std::vector<float>{0.5f, -0.5f}));
+    QCOMPARE(floatsOf(out.findNode(4)->input(1)), (std::vector<float>{1, 3, 5, 7, 9, 11}));
+    QVERIFY(out.findNode(5) != nullptr); // the Identity still stands (dce removes it)
+  }
+
   /// L1 and L2 disagree: [3, 0, 0, 0] has L1 3 and L2 3; [1, 1, 1, 1] has L1 4 and L2 2.
   void scoreL1VersusL2() {
     const char* ir = R"(graph @t opset 17 {
