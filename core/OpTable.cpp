@@ -13,7 +13,8 @@ namespace {
 std::array<OpInfo, kNumOpKinds> buildBaseTable() {
   std::array<OpInfo, kNumOpKinds> t{};
 #define OP(Enum, OnnxName, Category, MinIn, MaxIn, MinOut, MaxOut)                                 \
-  t[size_t(OpKind::Enum)] = OpInfo{OpKind::Enum,       std::strlen(OnnxName) ? #Enum : "fused",      \
+  t[size_t(OpKind::Enum)] = OpInfo{OpKind::Enum,                                                  \
+                                   OpKind::Enum == OpKind::Fused ? "fused" : #Enum,                \
                                    OnnxName,           OpCategory::Category,                       \
                                    MinIn,              MaxIn,                                      \
                                    MinOut,             MaxOut};

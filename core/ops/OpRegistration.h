@@ -18,6 +18,7 @@ void registerDataMovementOps(OpRegistry& r);   // ops/DataMovement.cpp: reshape,
 void registerResizeOps(OpRegistry& r);         // ops/Resize.cpp
 void registerShapeOps(OpRegistry& r);          // ops/ShapeOps.cpp: Shape, Size, Constant, Range
 void registerFusedOps(OpRegistry& r);          // ops/Fused.cpp: fused groups
+void registerLayoutOps(OpRegistry& r);         // ops/Layout.cpp: ReorderLayout, Layout* ops
 
 /// Calls every registration function above.
 inline void registerAllOps(OpRegistry& r) {
@@ -33,6 +34,7 @@ inline void registerAllOps(OpRegistry& r) {
   registerResizeOps(r);
   registerShapeOps(r);
   registerFusedOps(r);
+  registerLayoutOps(r);
 }
 
 } // namespace fb
