@@ -1,15 +1,27 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds Fusebox, and opens it on a model (a sample when none is given).
-# Until the GUI lands, this shows the model with fusebox-opt: its IR and statistics.
+# Installs what is missing, builds the Fusebox GUI, and opens it on a model (a sample when none is
+# given). Extra arguments go to `fusebox`:  ./fusebox.sh MODEL --passes canonicalize,fuse
+#                                           ./fusebox.sh MODEL --passes O2 --screenshot shots/
 set -euo pipefail
 cd "$(dirname "$0")"
 ./scripts/install-deps.sh
 BUILD_DIR="${FUSEBOX_BUILD_DIR:-build}"
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD_DIR"
-MODEL="${1:-samples/small_cnn.onnx}"
-if [ -x "$BUILD_DIR/app/gui/fusebox" ]; then
-  exec "$BUILD_DIR/app/gui/fusebox" "$MODEL"
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
-"$BUILD_DIR/app/cli/fusebox-opt" "$MODEL" --stats
-"$BUILD_DIR/app/cli/fusebox-opt" "$MODEL" --print-ir
+cmake --build "$BUILD_DIR" --target fusebox
+MODEL="samples/resnet_block.onnx"
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
+  MODEL="$1"
+  shift
+fi
+screenshot=no
+for a in "$@"; do [ "$a" = "--screenshot" ] && screenshot=yes; done
+if [ "$screenshot" = no ] && [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ] &&
+   [ -z "${QT_QPA_PLATFORM:-}" ]; then
+  echo "fusebox: no display found (DISPLAY and WAYLAND_DISPLAY are unset)." >&2
+  echo "  Run it on a desktop, or render the views to PNG files instead:" >&2
+  echo "  ./fusebox.sh $MODEL --passes canonicalize,fold-constants,fold-batchnorm,fuse --screenshot shots" >&2
+  exit 1
+fi
+exec "$BUILD_DIR/app/gui/fusebox" "$MODEL" "$@"

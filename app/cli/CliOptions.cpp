@@ -138,6 +138,16 @@ Expected<CliOptions> parseCliOptions(int argc, char** argv) {
       FB_TRY(integer(o.threads));
     } else if (a == "--profile") {
       FB_TRY(str(o.profile));
+    } else if (a == "--schedule") {
+      FB_TRY(str(o.schedule));
+    } else if (a == "--llvm-opt") {
+      std::optional<int64_t> level;
+      FB_TRY(integer(level));
+      if (*level < 0 || *level > 3)
+        return makeError("option --llvm-opt expects 0..3, got ", *level);
+      o.llvmOpt = *level;
+    } else if (a == "--no-gemm") {
+      o.noGemm = true;
     } else if (a == "--dim") {
       FB_ASSIGN_OR_RETURN(std::string v, value());
       size_t eq = v.find('=');
@@ -210,10 +220,14 @@ Running
   --tolerance A[,R]        absolute and relative tolerance for --compare
   --bench N                N timed runs after warm-up
   --threads N              worker threads for the cpu backend
-  --profile FILE.json      per-kernel profile as Chrome trace JSON
+  --profile FILE.json      per-kernel profile as Chrome trace JSON, and a per-kernel table
+  --schedule SPEC          cpu: schedule overrides by kernel, 'k3:tile=32x64,vectorize=8;k5:none'
+  --llvm-opt N             cpu: LLVM optimization level 0..3 (default 3)
+  --no-gemm                cpu: compile MatMul/Gemm/Conv from loop nests, not the GEMM generator
 
 Code
-  --emit KIND              loops | llvm | ptx | obj
+  --emit KIND              loops | llvm | llvm-raw | ptx | obj ; print (or with -o write)
+                           the generated code; obj writes -o FILE.o and FILE.h
   --target T               host (default) | sm_80 | sm_90 | ...
 
 Debugging

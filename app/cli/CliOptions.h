@@ -52,6 +52,12 @@ struct CliOptions {
   std::optional<int64_t> bench;
   std::optional<int64_t> threads;
   std::string profile;
+  /// Schedule overrides of the cpu backend (--schedule 'k3:tile=32x64;k5:parallel=0').
+  std::string schedule;
+  /// LLVM optimization level of the cpu backend (--llvm-opt N, 0..3).
+  int64_t llvmOpt = 3;
+  /// Compile GEMM-class kernels from their loop nests, not the GEMM generator (--no-gemm).
+  bool noGemm = false;
   /// Sizes for symbolic dims of inputs: --dim N=4.
   std::map<std::string, int64_t> dims;
 

@@ -1,5 +1,6 @@
 // The fusebox-opt driver: load, run the pipeline, report, run, write.
 #include "app/cli/OptDriver.h"
+#include "app/cli/CpuBackend.h"
 #include "app/cli/MemoryReports.h"
 #include "app/cli/PipelineReports.h"
 #include "app/cli/Reports.h"
@@ -15,6 +16,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 
 namespace fb::cli {
 
@@ -28,12 +30,6 @@ bool endsWith(const std::string& s, const std::string& suffix) {
 /// Options of later issues that this build does not carry out yet.
 std::vector<std::string> unavailableOptions(const CliOptions& o) {
   std::vector<std::string> names;
-  if (o.bench)
-    names.push_back("--bench");
-  if (!o.profile.empty())
-    names.push_back("--profile");
-  if (!o.emit.empty())
-    names.push_back("--emit");
   if (o.bisect)
     names.push_back("--bisect");
   if (!o.reduce.empty())
@@ -167,9 +163,13 @@ public:
       m_err << "error: no model given (usage: fusebox-opt MODEL [options]; see --help)\n";
       return 2;
     }
-    if (m_o.backend != "interp") {
+    if (m_o.backend != "interp" && m_o.backend != "cpu") {
       m_err << "error: backend '" << m_o.backend
-            << "' is not available in this build (use interp)\n";
+            << "' is not available in this build (use interp or cpu)\n";
+      return 2;
+    }
+    if (!m_o.profile.empty() && m_o.backend != "cpu") {
+      m_err << "error: --profile needs --backend cpu\n";
       return 2;
     }
     auto steps = buildPipeline(m_o);
@@ -255,11 +255,11 @@ public:
         exitCode = 1;
       reported = true;
     }
-    if (m_o.run || m_o.compare) {
+    if (m_o.run || m_o.compare || m_o.bench || !m_o.profile.empty()) {
       auto inputs = gatherInputs(result, m_o);
       if (!inputs.ok())
         return fail(inputs.error());
-      auto got = runInterp(result, *inputs);
+      auto got = runBackend(result, *inputs, json);
       if (!got.ok())
         return fail(got.error());
       if (m_o.compare) {
@@ -280,18 +280,32 @@ public:
           m_out << compareText(m_o.backend, cmp, ok);
         if (!ok)
           exitCode = 1;
-      } else {
+      } else if (m_o.run) {
         auto outputs = writeOutputs(result, got->first);
         if (!outputs.ok())
           return fail(outputs.error());
         if (m_o.json)
-          writeRunJson(json, "interp", *outputs, got->second);
+          writeRunJson(json, m_o.backend, *outputs, got->second);
         else
-          m_out << runText("interp", *outputs, got->second);
+          m_out << runText(m_o.backend, *outputs, got->second);
       }
+      if (m_bench) {
+        if (m_o.json)
+          writeBenchJson(json, m_o.backend, *m_bench, !m_o.compare && !m_o.run);
+        else
+          m_out << benchText(m_o.backend, *m_bench);
+      }
+      if (!m_profileTable.empty() && !m_o.json)
+        m_out << m_profileTable;
       reported = true;
     }
-    if (!m_o.outputFile.empty()) {
+    if (!m_o.emit.empty()) {
+      Status st = emitCode(result, m_o, m_out);
+      if (!st.ok())
+        return fail(st.error(), st.error().isUnsupported() ? 2 : 1);
+      reported = true;
+    }
+    if (!m_o.outputFile.empty() && m_o.emit.empty()) {
       Status st = saveModel(result, m_o.outputFile);
       if (!st.ok())
         return fail(st.error());
@@ -309,6 +323,89 @@ private:
   int fail(const Error& e, int code = 1) {
     m_err << "error: " << e.message() << "\n";
     return code;
+  }
+
+  /// Runs the resulting graph once on --backend (the outputs and that run's wall time); with
+  /// --bench also times N runs after warm-up, and with --profile profiles them (or one run)
+  /// and writes the trace. Reports of bench and profile are left in m_bench / m_profileTable.
+  Expected<std::pair<std::vector<Tensor>, double>> runBackend(const Graph& g,
+                                                             const std::vector<Tensor>& inputs,
+                                                             JsonWriter& json) {
+    using Clock = std::chrono::steady_clock;
+    auto ms = [](Clock::time_point a, Clock::time_point b) {
+      return std::chrono::duration<double, std::milli>(b - a).count();
+    };
+    int64_t benchRuns = m_o.bench.value_or(0);
+    if (benchRuns < 0)
+      return makeError("--bench expects a non-negative number of runs");
+    if (m_o.backend == "interp") {
+      FB_ASSIGN_OR_RETURN(auto first, runInterp(g, inputs));
+      if (benchRuns > 0) {
+        std::vector<double> times;
+        for (int64_t r = 0; r < benchRuns; ++r) {
+          FB_ASSIGN_OR_RETURN(auto again, runInterp(g, inputs));
+          times.push_back(again.second);
+        }
+        m_bench = benchStats(times, 0, 1);
+      }
+      return first;
+    }
+    auto c0 = Clock::now();
+    FB_ASSIGN_OR_RETURN(std::unique_ptr<cg::CompiledModel> model, compileForCpu(g, m_o, inputs));
+    double compileMs = ms(c0, Clock::now());
+    if (m_o.timing)
+      m_err << compileSummary(model->stats());
+    auto r0 = Clock::now();
+    FB_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, model->run(inputs));
+    double firstMs = ms(r0, Clock::now());
+    bool profiling = !m_o.profile.empty();
+    cg::Profile profile = model->newProfile();
+    if (benchRuns > 0) {
+      for (int w = 0; w < 3; ++w) { // warm-up: caches, page faults, worker threads
+        auto warm = model->run(inputs);
+        if (!warm.ok())
+          return warm.error();
+      }
+      std::vector<double> times;
+      for (int64_t r = 0; r < benchRuns; ++r) {
+        auto t0 = Clock::now();
+        FB_ASSIGN_OR_RETURN(auto out, model->run(inputs, profiling ? &profile : nullptr));
+        times.push_back(ms(t0, Clock::now()));
+      }
+      m_bench = benchStats(times, compileMs, fb_get_num_threads());
+    } else if (profiling) {
+      FB_ASSIGN_OR_RETURN(auto out, model->run(inputs, &profile));
+    }
+    if (profiling) {
+      std::ofstream f(m_o.profile, std::ios::binary);
+      f << profile.chromeTraceJson() << "\n";
+      if (!f)
+        return makeError(m_o.profile, ": cannot write the profile");
+      if (m_o.json) {
+        json.key("profile");
+        json.beginObject();
+        json.field("file", m_o.profile);
+        json.key("kernels");
+        json.beginArray();
+        for (size_t k = 0; k < profile.kernels.size(); ++k) {
+          const cg::KernelProfileInfo& info = profile.kernels[k];
+          double us = profile.meanUs(int(k));
+          json.beginObject();
+          json.field("kernel", info.name);
+          json.field("op", info.op);
+          json.field("generator", info.generator);
+          json.field("ms", us / 1000.0);
+          json.field("gflops_per_s", us > 0 ? info.flops / us * 1e-3 : 0.0);
+          json.field("gb_per_s", us > 0 ? info.bytes / us * 1e-3 : 0.0);
+          json.endObject();
+        }
+        json.endArray();
+        json.endObject();
+      } else {
+        m_profileTable = profile.tableText() + "profile written to " + m_o.profile + "\n";
+      }
+    }
+    return std::make_pair(std::move(outputs), firstMs);
   }
 
   PipelineResult runPipeline(std::unique_ptr<Graph> graph, const std::vector<PipelineStep>& steps) {
@@ -355,6 +452,8 @@ private:
   const CliOptions& m_o;
   std::ostream& m_out;
   std::ostream& m_err;
+  std::optional<BenchStats> m_bench; // set by runBackend under --bench
+  std::string m_profileTable;        // set by runBackend under --profile (text mode)
 };
 
 } // namespace

@@ -56,6 +56,9 @@ struct GemmSpec {
   /// A constant operand is packed once at compile time (the generator owns the layout); the
   /// data is given here and the packed buffer becomes an extra Weight argument of the kernel.
   std::optional<Tensor> constantA, constantB;
+  /// Set by packConstantOperands (gemm/GemmEmitter.h): the Weight arguments holding the packed
+  /// panels of constantA / constantB, or -1 when that operand is read at run time.
+  int packedAArg = -1, packedBArg = -1;
 
   enum class Bias { None, PerRow, PerColumn, Full } bias = Bias::None;
   int biasArg = -1;       ///< index into Kernel::args (f32, M / N / M*N elements)

@@ -29,6 +29,8 @@ struct GraphViewOptions {
 
 /// Shows a graph. All layout work happens off the GUI thread; setGraph returns at once and
 /// layoutFinished fires when the scene is ready (a newer setGraph drops a stale layout).
+/// Keys (graphview): Up/Down follow an edge to a producer/consumer, Left/Right pick among
+/// several, Enter expands a group, Escape clears the selection; Ctrl+wheel zooms.
 class GraphView : public QGraphicsView {
   Q_OBJECT
 public:
@@ -37,6 +39,8 @@ public:
 
   /// Shows `graph`. Nodes whose ids were laid out before keep their positions where the
   /// structure around them did not change, so stepping through passes does not jump.
+  /// (graphview: a node keeps its place when its id and op are unchanged; a new node is put
+  /// where the nodes it was made from were. Passing the graph already shown lays it out afresh.)
   void setGraph(std::shared_ptr<const Graph> graph, const GraphViewOptions& options = {});
   std::shared_ptr<const Graph> graph() const;
   /// Cancels a running layout (the previous scene stays).
@@ -53,12 +57,14 @@ public:
   void centerOnNode(NodeId id);
 
   /// Search by node name, op or value name (case-insensitive substring); returns matches in
-  /// topological order and selects the first.
+  /// topological order and selects the first. ("#12" finds node 12: graphview addition.)
   std::vector<NodeId> find(const QString& text);
   void findNext();
   void findPrevious();
 
   /// Expands or collapses one fused group / collapsed block.
+  /// (graphview: for a fused node id, that group (revealed if hidden); for any other id, the
+  /// outermost collapsed block that shows it, or on collapse the innermost expanded one.)
   void setExpanded(NodeId group, bool expanded);
 
   void zoomIn();
@@ -71,12 +77,33 @@ public:
   /// Milliseconds the last layout took (for the status bar and the README figures).
   double lastLayoutMilliseconds() const;
 
+  // -- Added by the graphview helper (additive to the lead's contract) --
+  /// The current marks (what setMarks last set).
+  const std::map<NodeId, NodeMark>& marks() const;
+  /// The scene rectangle of the box that shows node `id` (its own box, the collapsed fused
+  /// group or block that contains it); empty when the node is not in the current scene.
+  QRectF nodeSceneRect(NodeId id) const;
+  /// Number of boxes (nodes, blocks, inputs, outputs, constants) in the current scene.
+  int visibleBoxCount() const;
+  /// True when the current scene shows a large graph as collapsed blocks.
+  bool isCollapsedView() const;
+  /// Shows or hides the colour legend in the top-left corner (shown by default).
+  void setLegendVisible(bool visible);
+
 Q_SIGNALS:
   void nodeSelected(fb::NodeId id);        ///< the user clicked or navigated to a node
   void nodeActivated(fb::NodeId id);       ///< double-click (e.g. expand a group)
   void layoutStarted();
   void layoutProgress(int percent);
   void layoutFinished(bool ok, const QString& message);
+
+protected:
+  void keyPressEvent(QKeyEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  void scrollContentsBy(int dx, int dy) override;
 
 private:
   struct Impl;

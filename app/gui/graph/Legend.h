@@ -1,0 +1,28 @@
+// The legend of the graph view: what the colours on screen mean (op categories present, marks,
+// heat), drawn in the view's top-left corner.
+#pragma once
+
+#include "app/gui/graph/OpColors.h"
+
+#include <QWidget>
+
+#include <vector>
+
+namespace fb::gui {
+
+class Legend : public QWidget {
+  Q_OBJECT
+public:
+  explicit Legend(QWidget* parent);
+  /// Fill entries (swatches) and outline entries (marks); the widget resizes to fit.
+  void setEntries(std::vector<LegendEntry> fills, std::vector<LegendEntry> outlines, bool heat);
+
+protected:
+  void paintEvent(QPaintEvent* event) override;
+
+private:
+  std::vector<LegendEntry> m_fills, m_outlines;
+  bool m_heat = false;
+};
+
+} // namespace fb::gui

@@ -1,0 +1,77 @@
+// The `fusebox` GUI: `fusebox [MODEL] [--passes LIST] [--screenshot DIR]`.
+#include "app/gui/Coordinator.h"
+#include "app/gui/MainWindow.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QFont>
+#include <QTimer>
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+  // Screenshots need no display: pick the offscreen platform before QApplication starts.
+  for (int i = 1; i < argc; ++i)
+    if (QByteArray(argv[i]) == "--screenshot" && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+      qputenv("QT_QPA_PLATFORM", "offscreen");
+
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("Fusebox");
+  QApplication::setApplicationName("fusebox");
+  QApplication::setApplicationVersion("0.1");
+  QApplication::setStyle("Fusion");
+  QFont font("DejaVu Sans", 10);
+  QApplication::setFont(font);
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription("Fusebox: a workbench for machine-learning graph compilers.");
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument("model", "A model to open (.onnx or .fbir); a sample when omitted.");
+  QCommandLineOption passes({"p", "passes"}, "Pipeline to set up (comma-separated pass names).", "list");
+  QCommandLineOption screenshot("screenshot", "Render the window and each view to PNG files in DIR, then exit.",
+                                "dir");
+  QCommandLineOption presentation("presentation", "Larger text everywhere, for a projector.");
+  parser.addOption(passes);
+  parser.addOption(presentation);
+  parser.addOption(screenshot);
+  parser.process(app);
+
+  const bool shots = parser.isSet(screenshot);
+  fb::gui::MainWindow window(/*persistent=*/!shots);
+  if (parser.isSet(presentation))
+    window.setPresentationMode(true);
+  QString model = parser.positionalArguments().value(0);
+  if (model.isEmpty())
+    model = QStringLiteral(FUSEBOX_SAMPLES_DIR "/resnet_block.onnx");
+  if (parser.isSet(passes) && !window.coordinator()->setPipeline(parser.value(passes))) {
+    std::fprintf(stderr, "error: bad pipeline: %s\n", qPrintable(parser.value(passes)));
+    if (shots)
+      return 2;
+  }
+
+  if (shots) {
+    const bool opened = window.openFile(model);
+    if (!opened) {
+      std::fprintf(stderr, "error: %s\n", qPrintable(window.bannerText()));
+      return 1;
+    }
+    if (parser.isSet(passes) && !window.runPipelineBlocking()) {
+      std::fprintf(stderr, "error: the pipeline did not run to its end\n");
+      return 1;
+    }
+    QString error;
+    const QStringList files = window.saveScreenshots(parser.value(screenshot), &error);
+    if (files.isEmpty()) {
+      std::fprintf(stderr, "error: %s\n", qPrintable(error));
+      return 1;
+    }
+    for (const QString& f : files)
+      std::printf("%s\n", qPrintable(f));
+    return 0;
+  }
+  window.show();
+  window.openFileAsync(model); // the window is up at once, even for a large model
+  return app.exec();
+}

@@ -1,0 +1,360 @@
+// fusebox-bench: Fusebox CPU latency next to ONNX Runtime's for GEMM 256/512/1024 and ONNX
+// models, with the machine's measured peak FP32 FLOP/s and GEMM efficiency (bench/run.sh).
+#include "codegen/exec/CompiledModel.h"
+#include "codegen/gemm/GemmEmitter.h"
+#include "codegen/gemm/GemmHarness.h"
+#include "codegen/runtime/RuntimeAbi.h"
+#include "core/ModelIO.h"
+#include "core/RandomInputs.h"
+#include "passes/PassManager.h"
+#include "passes/PassRegistry.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace fb;
+using namespace fb::cg;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+struct Options {
+  int threads = 2;
+  int runs = 20;
+  int warmup = 5;
+  std::vector<int64_t> sizes = {256, 512, 1024};
+  std::string ortFile;      ///< lines "<model path>\t<median ms>\t<min ms>"
+  std::string gemmModelDir; ///< where run.sh wrote gemm_<n>.onnx (ORT rows are matched by name)
+  std::vector<std::string> models; ///< ONNX models for per-model rows
+  std::string dumpIr;              ///< write the last GEMM kernel's LLVM IR here
+};
+
+/// Twelve independent FMA chains (more than latency × ports) on 8-lane vectors: the FP32 peak
+/// of one core. Compiled for AVX2+FMA whatever the build's baseline.
+__attribute__((target("avx2,fma"))) double fmaLoop(int64_t iterations) {
+  // Twelve named accumulators: an array would be kept in memory at -O2.
+  __m256 a0 = _mm256_set1_ps(0.0f), a1 = _mm256_set1_ps(0.1f), a2 = _mm256_set1_ps(0.2f);
+  __m256 a3 = _mm256_set1_ps(0.3f), a4 = _mm256_set1_ps(0.4f), a5 = _mm256_set1_ps(0.5f);
+  __m256 a6 = _mm256_set1_ps(0.6f), a7 = _mm256_set1_ps(0.7f), a8 = _mm256_set1_ps(0.8f);
+  __m256 a9 = _mm256_set1_ps(0.9f), a10 = _mm256_set1_ps(1.0f), a11 = _mm256_set1_ps(1.1f);
+  const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
+  for (int64_t it = 0; it < iterations; ++it) {
+    a0 = _mm256_fmadd_ps(a0, m, c);
+    a1 = _mm256_fmadd_ps(a1, m, c);
+    a2 = _mm256_fmadd_ps(a2, m, c);
+    a3 = _mm256_fmadd_ps(a3, m, c);
+    a4 = _mm256_fmadd_ps(a4, m, c);
+    a5 = _mm256_fmadd_ps(a5, m, c);
+    a6 = _mm256_fmadd_ps(a6, m, c);
+    a7 = _mm256_fmadd_ps(a7, m, c);
+    a8 = _mm256_fmadd_ps(a8, m, c);
+    a9 = _mm256_fmadd_ps(a9, m, c);
+    a10 = _mm256_fmadd_ps(a10, m, c);
+    a11 = _mm256_fmadd_ps(a11, m, c);
+  }
+  __m256 sum = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                             _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+  sum = _mm256_add_ps(sum, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, sum);
+  return double(lanes[0]);
+}
+
+/// The measured peak FP32 GFLOP/s of `threads` cores running fmaLoop at once: the best of many
+/// short (~5 ms) windows, so that on a shared machine it is measured like the best GEMM runs.
+double measurePeakGflops(int threads) {
+  const int64_t iterations = 1'000'000;
+  double best = 0;
+  std::atomic<double> sink{0};
+  for (int rep = 0; rep < 60; ++rep) {
+    std::vector<std::thread> pool;
+    auto t0 = Clock::now();
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&] { sink.store(sink.load() + fmaLoop(iterations)); });
+    for (auto& th : pool)
+      th.join();
+    double seconds = msSince(t0) / 1e3;
+    best = std::max(best, double(threads) * double(iterations) * 12 * 8 * 2 / seconds / 1e9);
+  }
+  if (sink.load() == 12345.0)
+    std::printf(" ");
+  return best;
+}
+
+/// Median and minimum of `runs` timed calls after `warmup` untimed ones, in ms.
+std::pair<double, double> timeIt(const std::function<void()>& fn, int warmup, int runs) {
+  for (int i = 0; i < warmup; ++i)
+    fn();
+  std::vector<double> times;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = Clock::now();
+    fn();
+    times.push_back(msSince(t0));
+  }
+  std::sort(times.begin(), times.end());
+  return {times[times.size() / 2], times.front()};
+}
+
+std::vector<float> randomVector(int64_t n, uint64_t seed) {
+  SeededRandom rng(seed);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v)
+    x = float(rng.uniform() * 2 - 1);
+  return v;
+}
+
+struct Row {
+  std::string name;
+  double fuseboxMs = NAN, bestMs = NAN, ortMs = NAN, flops = 0, compileMs = NAN;
+  std::string note;
+};
+
+/// C = A·W for n×n operands with W constant (packed at compile time), like a MatMul whose
+/// weights are an initializer, which is what ORT is given too.
+Row benchGemm(GemmHarness& harness, int64_t n, const Options& o) {
+  Row row;
+  row.name = "gemm " + std::to_string(n);
+  row.flops = 2.0 * double(n) * double(n) * double(n);
+  std::vector<float> a = randomVector(n * n, 1), w = randomVector(n * n, 2), c(size_t(n * n));
+  Kernel k;
+  k.name = "bench_gemm" + std::to_string(n);
+  k.opSummary = "MatMul";
+  for (const char* name : {"a", "w", "c"}) {
+    KernelArg arg;
+    arg.role = std::strcmp(name, "c") == 0 ? KernelArg::Role::Output : KernelArg::Role::Input;
+    arg.name = name;
+    arg.sizes = {n, n};
+    arg.bytes = n * n * 4;
+    k.args.push_back(arg);
+  }
+  k.args[1].role = KernelArg::Role::Weight;
+  GemmSpec s;
+  s.M = s.N = s.K = n;
+  s.aArg = 0;
+  s.bArg = 1;
+  s.cArg = 2;
+  s.aRowStride = s.bRowStride = s.cRowStride = n;
+  s.constantB = Tensor::fromVector<float>({n, n}, w);
+  k.gemm = s;
+  auto t0 = Clock::now();
+  auto fn = harness.compile(k);
+  row.compileMs = msSince(t0);
+  if (!fn) {
+    row.note = fn.error().message();
+    return row;
+  }
+  std::vector<void*> args = {
+      a.data(), w.data(), c.data(),
+      const_cast<std::byte*>(k.args[size_t(k.gemm->packedBArg)].data->rawData())};
+  FbKernelFn kernel = *fn;
+  auto [median, best] = timeIt([&] { kernel(args.data()); }, o.warmup, o.runs);
+  row.fuseboxMs = median;
+  row.bestMs = best;
+  // A benchmark of wrong code is worthless: check a sample of entries against a double dot.
+  SeededRandom rng(3);
+  for (int probe = 0; probe < 64; ++probe) {
+    int64_t i = int64_t(rng.next() % uint64_t(n)), j = int64_t(rng.next() % uint64_t(n));
+    double ref = 0, mag = 0;
+    for (int64_t kk = 0; kk < n; ++kk) {
+      ref += double(a[size_t(i * n + kk)]) * w[size_t(kk * n + j)];
+      mag += std::abs(double(a[size_t(i * n + kk)]) * w[size_t(kk * n + j)]);
+    }
+    if (std::abs(ref - c[size_t(i * n + j)]) > 1e-6 * double(n) * mag + 1e-5) {
+      row.note = "WRONG RESULT at (" + std::to_string(i) + ", " + std::to_string(j) + ")";
+      row.fuseboxMs = NAN;
+      break;
+    }
+  }
+  return row;
+}
+
+/// A model through the -O3 graph pipeline and the CPU executor.
+Row benchModel(const std::string& path, const Options& o) {
+  Row row;
+  row.name = path.substr(path.find_last_of('/') + 1);
+  auto graph = loadModel(path);
+  if (!graph) {
+    row.note = graph.error().message();
+    return row;
+  }
+  auto steps = namedPipeline("O3");
+  if (!steps) {
+    row.note = steps.error().message();
+    return row;
+  }
+  PipelineResult pipeline = PassManager().run(std::move(graph).value(), *steps);
+  if (pipeline.error) {
+    row.note = pipeline.error->message();
+    return row;
+  }
+  CompileOptions options;
+  options.threads = o.threads;
+  auto t0 = Clock::now();
+  auto model = CompiledModel::compile(pipeline.finalGraph(), options);
+  row.compileMs = msSince(t0);
+  if (!model) {
+    row.note = model.error().message();
+    return row;
+  }
+  for (const Kernel& k : (*model)->kernels())
+    row.flops += k.flops;
+  auto inputs = makeRandomInputs((*model)->graph(), 7);
+  if (!inputs) {
+    row.note = inputs.error().message();
+    return row;
+  }
+  std::string failure;
+  auto [median, best] = timeIt(
+      [&] {
+        auto out = (*model)->run(*inputs);
+        if (!out && failure.empty())
+          failure = out.error().message();
+      },
+      o.warmup, o.runs);
+  if (!failure.empty()) {
+    row.note = failure;
+    return row;
+  }
+  row.fuseboxMs = median;
+  row.bestMs = best;
+  return row;
+}
+
+std::map<std::string, double> readOrtResults(const std::string& file) {
+  std::map<std::string, double> out;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string path;
+    double median = NAN;
+    if (std::getline(ls, path, '\t') && ls >> median)
+      out[path.substr(path.find_last_of('/') + 1)] = median;
+  }
+  return out;
+}
+
+bool parseOptions(int argc, char** argv, Options& o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--threads")
+      o.threads = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--runs")
+      o.runs = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--warmup")
+      o.warmup = std::max(0, std::atoi(next().c_str()));
+    else if (a == "--ort")
+      o.ortFile = next();
+    else if (a == "--dump-ir")
+      o.dumpIr = next();
+    else if (a == "--sizes") {
+      o.sizes.clear();
+      std::istringstream ss(next());
+      std::string part;
+      while (std::getline(ss, part, ','))
+        o.sizes.push_back(std::atoll(part.c_str()));
+    } else if (a == "--help" || a == "-h") {
+      std::printf(
+          "usage: fusebox-bench [--threads N] [--runs N] [--warmup N] [--sizes 256,512,1024]\n"
+          "                     [--ort ORT_RESULTS.tsv] [--dump-ir FILE] [MODEL.onnx...]\n"
+          "Prints Fusebox CPU latency (median of --runs after --warmup) beside ONNX Runtime's\n"
+          "(from scripts/bench_ort.js output), the measured peak FP32 FLOP/s and GEMM\n"
+          "efficiency. bench/run.sh runs everything in one command.\n");
+      return false;
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "fusebox-bench: unknown option %s (see --help)\n", a.c_str());
+      std::exit(2);
+    } else
+      o.models.push_back(a);
+  }
+  return true;
+}
+
+std::string fmt(double v, const char* f) {
+  if (std::isnan(v))
+    return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!parseOptions(argc, argv, o))
+    return 0;
+  std::map<std::string, double> ort =
+      o.ortFile.empty() ? std::map<std::string, double>{} : readOrtResults(o.ortFile);
+
+  double peak = measurePeakGflops(o.threads);
+  double peak1 = measurePeakGflops(1);
+  std::printf(
+      "Machine: %u hardware threads; measured peak FP32: %.1f GFLOP/s on %d threads (%.1f on 1)\n",
+      std::thread::hardware_concurrency(), peak, o.threads, peak1);
+  std::printf("Fusebox and ONNX Runtime: %d threads, median of %d runs after %d warm-up runs\n\n",
+              o.threads, o.runs, o.warmup);
+
+  fb_set_num_threads(o.threads);
+  auto harness = GemmHarness::create();
+  if (!harness) {
+    std::fprintf(stderr, "fusebox-bench: %s\n", harness.error().message().c_str());
+    return 1;
+  }
+  std::vector<Row> rows;
+  for (int64_t n : o.sizes) {
+    Row r = benchGemm(**harness, n, o);
+    auto it = ort.find("gemm_" + std::to_string(n) + ".onnx");
+    if (it != ort.end())
+      r.ortMs = it->second;
+    rows.push_back(r);
+  }
+  if (!o.dumpIr.empty())
+    std::ofstream(o.dumpIr) << (*harness)->lastIr();
+  for (const std::string& m : o.models) {
+    Row r = benchModel(m, o);
+    auto it = ort.find(r.name);
+    if (it != ort.end())
+      r.ortMs = it->second;
+    rows.push_back(r);
+  }
+
+  std::printf("| %-26s | %10s | %8s | %8s | %11s | %8s | %7s | %8s | %7s |\n", "workload",
+              "Fusebox ms", "best ms", "ORT ms", "Fusebox/ORT", "GFLOP/s", "% peak", "best %",
+              "compile");
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(),
+              std::string(12, '-').c_str(), std::string(10, '-').c_str(),
+              std::string(10, '-').c_str(), std::string(13, '-').c_str(),
+              std::string(10, '-').c_str(), std::string(9, '-').c_str(),
+              std::string(10, '-').c_str(), std::string(9, '-').c_str());
+  for (const Row& r : rows) {
+    double gflops = r.flops > 0 && !std::isnan(r.fuseboxMs) ? r.flops / (r.fuseboxMs * 1e6) : NAN;
+    double bestGflops = r.flops > 0 && !std::isnan(r.bestMs) ? r.flops / (r.bestMs * 1e6) : NAN;
+    std::printf("| %-26s | %10s | %8s | %8s | %11s | %8s | %7s | %8s | %7s |%s%s\n", r.name.c_str(),
+                fmt(r.fuseboxMs, "%.3f").c_str(), fmt(r.bestMs, "%.3f").c_str(),
+                fmt(r.ortMs, "%.3f").c_str(), fmt(r.fuseboxMs / r.ortMs, "%.2fx").c_str(),
+                fmt(gflops, "%.1f").c_str(), fmt(100.0 * gflops / peak, "%.1f%%").c_str(),
+                fmt(100.0 * bestGflops / peak, "%.1f%%").c_str(),
+                fmt(r.compileMs, "%.0f ms").c_str(), r.note.empty() ? "" : "  ", r.note.c_str());
+  }
+  return 0;
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The Fusebox CPU benchmark in one command: Fusebox vs ONNX Runtime, side by side, for GEMM
+# 256/512/1024 and ONNX models, with the measured peak FP32 FLOP/s and GEMM efficiency.
+#
+#   bench/run.sh [--threads N] [--runs N] [--torchvision] [MODEL.onnx ...]
+#
+# Without models it benchmarks the samples/*.onnx models. --torchvision also exports
+# resnet18 and mobilenet_v2 (random weights) with scripts/export_torchvision.py into
+# $FUSEBOX_BENCH_CACHE/tv and adds them. ONNX Runtime comes from the npm package
+# onnxruntime-node, installed once into $FUSEBOX_BENCH_CACHE (default ~/.cache/fusebox-bench),
+# never into the repository. Expects a built tree in ${FUSEBOX_BUILD_DIR:-build}.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${FUSEBOX_BUILD_DIR:-$root/build}"
+cache="${FUSEBOX_BENCH_CACHE:-$HOME/.cache/fusebox-bench}"
+python=/usr/bin/python3
+threads=2
+runs=20
+torchvision=0
+models=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --threads) threads="$2"; shift 2 ;;
+    --runs) runs="$2"; shift 2 ;;
+    --torchvision) torchvision=1; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) models+=("$1"); shift ;;
+  esac
+done
+
+bench="$build/bench/fusebox-bench"
+if [[ ! -x "$bench" ]]; then
+  echo "run.sh: $bench not found; build it first (ninja -C $build fusebox-bench)" >&2
+  exit 1
+fi
+
+mkdir -p "$cache"
+if [[ ! -d "$cache/node_modules/onnxruntime-node" ]]; then
+  echo "run.sh: installing onnxruntime-node into $cache" >&2
+  [[ -f "$cache/package.json" ]] || echo '{"name":"fusebox-bench-cache","private":true}' >"$cache/package.json"
+  (cd "$cache" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund onnxruntime-node >&2)
+fi
+
+"$python" "$root/scripts/make_bench_models.py" "$cache/models" 256 512 1024
+if [[ ${#models[@]} -eq 0 ]]; then
+  for m in "$root"/samples/*.onnx; do models+=("$m"); done
+fi
+if [[ $torchvision -eq 1 ]]; then
+  for m in resnet18 mobilenet_v2; do
+    [[ -f "$cache/tv/$m.onnx" ]] || "$python" "$root/scripts/export_torchvision.py" "$cache/tv" "$m" >&2
+    models+=("$cache/tv/$m.onnx")
+  done
+fi
+
+ort="$cache/ort-results.tsv"
+node "$root/scripts/bench_ort.js" --threads "$threads" --runs "$runs" \
+  "$cache"/models/gemm_{256,512,1024}.onnx "${models[@]}" >"$ort"
+"$bench" --threads "$threads" --runs "$runs" --ort "$ort" "${models[@]}"

@@ -1,0 +1,472 @@
+// The CPU executor: lowering, argument binding on the memory plan, JIT compilation and runs.
+#include "codegen/exec/CompiledModel.h"
+#include "codegen/llvm/Jit.h"
+#include "codegen/llvm/KernelCache.h"
+#include "core/Cost.h"
+#include "core/RandomInputs.h"
+#include "core/ShapeInference.h"
+#include "core/Verifier.h"
+#include "passes/MemoryPlan.h"
+#include "passes/PassManager.h"
+#include "passes/PassRegistry.h"
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+
+namespace fb::cg {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// A zero-filled, 64-byte-aligned block of memory.
+class AlignedBuffer {
+public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(int64_t bytes) {
+    size_t n = size_t((std::max<int64_t>(bytes, 1) + 63) / 64 * 64);
+    m_data.reset(static_cast<std::byte*>(std::aligned_alloc(64, n)));
+    if (m_data)
+      std::memset(m_data.get(), 0, n);
+  }
+  std::byte* data() const { return m_data.get(); }
+
+private:
+  struct Free {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  std::unique_ptr<std::byte, Free> m_data;
+};
+
+/// Where a kernel argument lives.
+struct ArgSlot {
+  enum class Kind { Fixed, Input, Output } kind = Kind::Fixed;
+  size_t index = 0;      ///< graph input / output index
+  void* ptr = nullptr;   ///< Fixed: the address
+  // For the overlap test: which memory space and which byte range in it.
+  int64_t space = 0, begin = 0, end = 0;
+};
+
+int64_t argBytes(const KernelArg& a) {
+  if (a.bytes > 0)
+    return a.bytes;
+  int64_t n = 1;
+  for (int64_t s : a.sizes)
+    n *= s;
+  return n * int64_t(dtypeSize(a.dtype));
+}
+
+std::string shapeText(const KernelArg& a) {
+  std::string s = std::string(dtypeName(a.dtype)) + "[";
+  for (size_t i = 0; i < a.sizes.size(); ++i)
+    s += (i ? "," : "") + std::to_string(a.sizes[i]);
+  return s + "]";
+}
+
+} // namespace
+
+struct CompiledModel::Impl {
+  std::unique_ptr<Jit> jit;
+  std::vector<FbKernelFn> fns;
+  std::vector<std::vector<void*>> args;                       // per kernel
+  std::vector<std::vector<std::pair<size_t, ArgSlot>>> dynamic; // per kernel: inputs/outputs
+  AlignedBuffer arena;
+  std::vector<AlignedBuffer> buffers;   // separate activations and scratch
+  std::vector<std::vector<int64_t>> inputSizes;
+  std::vector<DType> inputTypes;
+  std::vector<std::vector<int64_t>> outputSizes;
+  std::vector<DType> outputTypes;
+  /// Per graph output: -1 when a kernel writes it, else how to fill it after the run.
+  struct OutputSource {
+    enum class Kind { Kernel, Input, Constant, Output } kind = Kind::Kernel;
+    size_t index = 0;
+    Tensor constant;
+  };
+  std::vector<OutputSource> outputSources;
+  std::vector<KernelGenerator> generators;
+  std::vector<Tensor> specialized; // per input: the values compiled in, or invalid
+  int threads = 0;
+  Clock::time_point origin = Clock::now();
+};
+
+CompiledModel::~CompiledModel() = default;
+
+namespace {
+
+/// One attempt of bindStaticShapes; `floats` also specializes f32 inputs of up to 8 elements.
+Expected<std::unique_ptr<Graph>> bindOnce(const Graph& graph,
+                                          const std::vector<std::vector<int64_t>>& inputSizes,
+                                          const std::map<std::string, int64_t>& dims,
+                                          const std::vector<Tensor>& specialize, bool floats,
+                                          std::vector<Tensor>* specialized) {
+  std::unique_ptr<Graph> g = graph.clone();
+  if (specialized)
+    specialized->assign(g->inputs().size(), Tensor());
+  if (!specialize.empty() && specialize.size() != g->inputs().size())
+    return makeError("compile: ", specialize.size(), " inputs given for ", g->inputs().size(),
+                     " graph inputs");
+  for (size_t i = 0; i < specialize.size(); ++i) {
+    const Tensor& t = specialize[i];
+    Value* in = g->inputs()[i];
+    bool small = t.valid() && in->type().dtype == t.dtype() && in->hasUses() &&
+                 (((t.dtype() == DType::I64 || t.dtype() == DType::I32) && t.numElements() <= 64) ||
+                  (floats && t.dtype() == DType::F32 && t.numElements() <= 8));
+    if (!small)
+      continue;
+    Value* c = g->addConstant(g->uniqueValueName(in->name() + ".specialized"), t);
+    in->replaceAllUsesWith(c);
+    if (specialized)
+      (*specialized)[i] = t;
+  }
+  if (!inputSizes.empty() && inputSizes.size() != g->inputs().size())
+    return makeError("compile: ", inputSizes.size(), " input shapes given for ",
+                     g->inputs().size(), " graph inputs");
+  for (size_t i = 0; i < g->inputs().size(); ++i) {
+    Value* in = g->inputs()[i];
+    TensorType t = in->type();
+    std::vector<int64_t> sizes = inputSizes.empty() ? resolveSizes(t, dims) : inputSizes[i];
+    if (sizes.size() != t.rank())
+      return makeError("input ", in->name(), " has rank ", t.rank(), " but sizes of rank ",
+                       sizes.size(), " were given");
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (t.dims[d].isStatic() && t.dims[d].size() != sizes[d])
+        return makeError("input ", in->name(), " is ", t.str(), " but dimension ", d,
+                         " was given size ", sizes[d]);
+      t.dims[d] = Dim(sizes[d]);
+    }
+    in->setType(t);
+  }
+  FB_TRY(inferShapes(*g));
+  auto firstDynamic = [](const Graph& graph) -> std::optional<Error> {
+    for (const auto& node : graph.nodes())
+      for (const Value* out : node->outputs())
+        if (!out->type().isStatic())
+          return makeError("value ", out->name(), " of ", node->describe(),
+                           " has a non-static type ", out->type().str(),
+                           " after binding the input sizes");
+    return std::nullopt;
+  };
+  std::optional<Error> dynamic = firstDynamic(*g);
+  if (!dynamic)
+    return g;
+  // Shape arithmetic that inference does not follow (ConstantOfShape, Size, ...) folds to
+  // constants once the input sizes are known.
+  // (The verifier runs once at the end: fold-constants leaves downstream types for
+  // infer-shapes to refine.)
+  auto steps = parsePipeline("canonicalize,fold-constants,infer-shapes,dce");
+  if (!steps.ok())
+    return *dynamic;
+  PassManagerOptions pmo;
+  pmo.verifyEach = false;
+  PipelineResult folded = PassManager(pmo).run(std::move(g), *steps);
+  if (folded.error)
+    return *dynamic;
+  std::unique_ptr<Graph> f = folded.finalGraph().clone();
+  if (!inferShapes(*f).ok() || !verify(*f).ok() || firstDynamic(*f))
+    return *dynamic;
+  return f;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<Graph>> bindStaticShapes(
+    const Graph& graph, const std::vector<std::vector<int64_t>>& inputSizes,
+    const std::map<std::string, int64_t>& dims, const std::vector<Tensor>& specialize,
+    std::vector<Tensor>* specialized) {
+  auto g = bindOnce(graph, inputSizes, dims, specialize, /*floats=*/false, specialized);
+  if (g.ok() || specialize.empty())
+    return g;
+  // Shapes may also follow from small float inputs (Resize's scales, Range's bounds).
+  auto retry = bindOnce(graph, inputSizes, dims, specialize, /*floats=*/true, specialized);
+  return retry.ok() ? std::move(retry) : std::move(g);
+}
+
+Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& graph,
+                                                                const CompileOptions& options) {
+  auto start = Clock::now();
+  std::unique_ptr<CompiledModel> model(new CompiledModel());
+  model->m_impl = std::make_unique<Impl>();
+  Impl& impl = *model->m_impl;
+  CompileStats& stats = model->m_stats;
+  impl.threads = options.threads;
+
+  // 1. Static shapes.
+  std::vector<std::vector<int64_t>> sizes = options.inputSizes;
+  if (sizes.empty())
+    for (const Tensor& t : options.specializeInputs)
+      sizes.push_back(t.sizes());
+  FB_ASSIGN_OR_RETURN(model->m_graph, bindStaticShapes(graph, sizes, options.dims,
+                                                       options.specializeInputs,
+                                                       &impl.specialized));
+  const Graph& g = *model->m_graph;
+
+  // 2. Kernels.
+  auto t = Clock::now();
+  FB_ASSIGN_OR_RETURN(model->m_kernels, lowerGraph(g, options.lower));
+  FB_TRY(prepareKernels(model->m_kernels, options.emit.useGemm));
+  stats.lowerMs = msSince(t);
+  std::vector<Kernel>& kernels = model->m_kernels;
+
+  // 3. Memory: the plan's arena for intermediates, graph inputs/outputs per run.
+  std::unordered_map<std::string, int64_t> arenaOffset, arenaSize;
+  if (options.useMemoryPlan) {
+    auto plan = planMemory(g);
+    if (plan.ok()) {
+      impl.arena = AlignedBuffer(plan->arenaBytes);
+      stats.arenaBytes = plan->arenaBytes;
+      stats.memoryPlanUsed = true;
+      for (const BufferAssignment& b : plan->buffers) {
+        arenaOffset[b.value] = b.offset;
+        arenaSize[b.value] = b.size;
+      }
+    } else {
+      stats.notes.push_back("no memory plan (" + plan.error().message() +
+                            "): one buffer per tensor");
+    }
+  }
+  std::unordered_map<const Value*, size_t> inputIndex, outputIndex;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    inputIndex.emplace(g.inputs()[i], i);
+    impl.inputSizes.push_back(g.inputs()[i]->type().staticSizes());
+    impl.inputTypes.push_back(g.inputs()[i]->type().dtype);
+  }
+  for (size_t j = 0; j < g.outputs().size(); ++j) {
+    const Value* v = g.outputs()[j];
+    if (!v->type().isStatic())
+      return makeError("output ", v->name(), " has a non-static type ", v->type().str());
+    impl.outputSizes.push_back(v->type().staticSizes());
+    impl.outputTypes.push_back(v->type().dtype);
+    Impl::OutputSource src;
+    if (auto it = outputIndex.find(v); it != outputIndex.end()) {
+      src.kind = Impl::OutputSource::Kind::Output;
+      src.index = it->second;
+    } else if (v->isInput()) {
+      src.kind = Impl::OutputSource::Kind::Input;
+      src.index = inputIndex.at(v);
+      outputIndex.emplace(v, j);
+    } else if (v->isConstant()) {
+      src.kind = Impl::OutputSource::Kind::Constant;
+      src.constant = v->constantData();
+      outputIndex.emplace(v, j);
+    } else {
+      outputIndex.emplace(v, j);
+    }
+    impl.outputSources.push_back(std::move(src));
+  }
+  std::unordered_map<std::string, void*> separate; // activations outside the arena
+  std::vector<std::vector<bool>> noAlias(kernels.size());
+  impl.args.resize(kernels.size());
+  impl.dynamic.resize(kernels.size());
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const Kernel& kern = kernels[k];
+    std::vector<ArgSlot> slots;
+    for (size_t a = 0; a < kern.args.size(); ++a) {
+      const KernelArg& arg = kern.args[a];
+      int64_t bytes = argBytes(arg);
+      ArgSlot slot;
+      auto fixed = [&](const void* p, int64_t space) {
+        slot.kind = ArgSlot::Kind::Fixed;
+        slot.ptr = const_cast<void*>(p);
+        slot.space = space;
+        slot.begin = int64_t(reinterpret_cast<uintptr_t>(p));
+        slot.end = slot.begin + bytes;
+      };
+      const Value* v = arg.role == KernelArg::Role::Scratch ? nullptr : g.findValue(arg.name);
+      if (arg.role == KernelArg::Role::Scratch) {
+        impl.buffers.emplace_back(bytes);
+        fixed(impl.buffers.back().data(), 1);
+      } else if (arg.role == KernelArg::Role::Weight && arg.data && arg.data->valid()) {
+        fixed(arg.data->rawData(), 1);
+        stats.weightBytes += int64_t(arg.data->byteSize());
+      } else if (!v) {
+        return makeError("kernel ", kern.name, ": argument ", a, " '", arg.name,
+                         "' names no value of the graph");
+      } else if (auto it = outputIndex.find(v);
+                 it != outputIndex.end() && !v->isInput() && !v->isConstant()) {
+        slot.kind = ArgSlot::Kind::Output;
+        slot.index = it->second;
+        slot.space = 3000000 + int64_t(it->second);
+        slot.end = bytes;
+      } else if (v->isInput()) {
+        slot.kind = ArgSlot::Kind::Input;
+        slot.index = inputIndex.at(v);
+        slot.space = 2000000 + int64_t(slot.index);
+        slot.end = bytes;
+      } else if (v->isConstant()) {
+        fixed(v->constantData().rawData(), 1);
+        stats.weightBytes += int64_t(v->constantData().byteSize());
+      } else if (auto off = arenaOffset.find(arg.name); off != arenaOffset.end()) {
+        if (bytes > arenaSize[arg.name])
+          return makeError("kernel ", kern.name, ": argument '", arg.name, "' needs ", bytes,
+                           " bytes but the memory plan gives it ", arenaSize[arg.name]);
+        slot.kind = ArgSlot::Kind::Fixed;
+        slot.ptr = impl.arena.data() + off->second;
+        slot.space = 0;
+        slot.begin = off->second;
+        slot.end = off->second + bytes;
+      } else {
+        auto [it, inserted] = separate.emplace(arg.name, nullptr);
+        if (inserted) {
+          int64_t size = std::max(bytes, int64_t(typeBytes(v->type())));
+          impl.buffers.emplace_back(size);
+          it->second = impl.buffers.back().data();
+          stats.separateBytes += size;
+        }
+        fixed(it->second, 1);
+      }
+      slots.push_back(slot);
+    }
+    noAlias[k].assign(slots.size(), true);
+    for (size_t a = 0; a < slots.size(); ++a)
+      for (size_t b = a + 1; b < slots.size(); ++b)
+        if (slots[a].space == slots[b].space && slots[a].begin < slots[b].end &&
+            slots[b].begin < slots[a].end)
+          noAlias[k][a] = noAlias[k][b] = false;
+    for (size_t a = 0; a < slots.size(); ++a) {
+      impl.args[k].push_back(slots[a].kind == ArgSlot::Kind::Fixed ? slots[a].ptr : nullptr);
+      if (slots[a].kind != ArgSlot::Kind::Fixed)
+        impl.dynamic[k].emplace_back(a, slots[a]);
+    }
+  }
+
+  // 4. Code.
+  t = Clock::now();
+  JitOptions jo;
+  jo.optLevel = options.llvmOptLevel;
+  jo.useCache = options.useCache;
+  FB_ASSIGN_OR_RETURN(impl.jit, Jit::create(jo));
+  std::vector<JitModule> modules;
+  std::vector<std::string> symbols;        // per kernel: its entry symbol in the JIT
+  std::unordered_map<std::string, size_t> seen;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    KernelEmitOptions eo = options.emit;
+    eo.noAliasArgs = noAlias[k];
+    JitModule m;
+    m.context = std::make_unique<llvm::LLVMContext>();
+    KernelGenerator gen = KernelGenerator::Loops;
+    std::string note;
+    FB_ASSIGN_OR_RETURN(m.module, buildKernelModule(*m.context, kernels[k], jo.target, eo, &gen,
+                                                    &note));
+    if (!note.empty())
+      stats.notes.push_back(kernels[k].name + ": " + note);
+    impl.generators.push_back(gen);
+    stats.gemmKernels += gen == KernelGenerator::Gemm ? 1 : 0;
+    std::string symbol = kernels[k].name;
+    if (options.shareIdenticalKernels)
+      symbol = canonicalizeKernelModule(*m.module, kernels[k].name);
+    symbols.push_back(symbol);
+    if (seen.emplace(symbol, k).second)
+      modules.push_back(std::move(m));
+  }
+  stats.distinctKernels = int(modules.size());
+  stats.emitMs = msSince(t);
+  t = Clock::now();
+  FB_TRY(impl.jit->addModules(std::move(modules)));
+  for (const std::string& symbol : symbols) {
+    FB_ASSIGN_OR_RETURN(FbKernelFn fn, impl.jit->lookupKernel(symbol));
+    impl.fns.push_back(fn);
+  }
+  stats.jitMs = msSince(t);
+  stats.kernels = int(kernels.size());
+  JitStats js = impl.jit->stats();
+  stats.cacheHits = js.cacheHits;
+  stats.optimizeMs = js.optimizeMs;
+  stats.codegenMs = js.codegenMs;
+  stats.totalMs = msSince(start);
+  return model;
+}
+
+Profile CompiledModel::newProfile() const {
+  Profile p;
+  for (size_t k = 0; k < m_kernels.size(); ++k) {
+    const Kernel& kern = m_kernels[k];
+    KernelProfileInfo info;
+    info.name = kern.name;
+    info.op = kern.opSummary;
+    info.nodes = kern.nodes;
+    for (NodeId id : kern.nodes)
+      if (const Node* n = m_graph->findNode(id); n && !n->name().empty())
+        info.nodeNames += (info.nodeNames.empty() ? "" : ",") + n->name();
+    for (const KernelArg& a : kern.args) {
+      if (a.role == KernelArg::Role::Output)
+        info.outputShapes += (info.outputShapes.empty() ? "" : ", ") + shapeText(a);
+      else if (a.role != KernelArg::Role::Scratch)
+        info.inputShapes += (info.inputShapes.empty() ? "" : ", ") + shapeText(a);
+    }
+    info.generator = kernelGeneratorName(m_impl->generators[k]);
+    info.flops = kern.flops;
+    info.bytes = kern.bytes;
+    p.kernels.push_back(std::move(info));
+  }
+  p.threads = m_impl->threads > 0 ? m_impl->threads : fb_get_num_threads();
+  return p;
+}
+
+Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inputs,
+                                                 Profile* profile) {
+  Impl& impl = *m_impl;
+  if (inputs.size() != impl.inputSizes.size())
+    return makeError("the compiled model takes ", impl.inputSizes.size(), " inputs, got ",
+                     inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].dtype() != impl.inputTypes[i] || inputs[i].sizes() != impl.inputSizes[i])
+      return makeError("input ", i, " (", m_graph->inputs()[i]->name(), ") is ",
+                       inputs[i].type().str(), " but the model was compiled for ",
+                       TensorType::of(impl.inputTypes[i], impl.inputSizes[i]).str());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (impl.specialized[i].valid() && !impl.specialized[i].identical(inputs[i]))
+      return makeError("input ", i, " (", m_graph->inputs()[i]->name(),
+                       ") was compiled in as a constant (it determines shapes) and must keep "
+                       "the values it was compiled for; recompile for other values");
+  std::lock_guard<std::mutex> lock(m_runMutex);
+  if (impl.threads > 0 && fb_get_num_threads() != impl.threads)
+    fb_set_num_threads(impl.threads);
+  std::vector<Tensor> outputs;
+  for (size_t j = 0; j < impl.outputSizes.size(); ++j)
+    outputs.emplace_back(impl.outputTypes[j], impl.outputSizes[j]);
+  int runIndex = profile ? int(profile->runs.size()) : 0;
+  auto runStart = Clock::now();
+  auto us = [&](Clock::time_point tp) {
+    return std::chrono::duration<double, std::micro>(tp - impl.origin).count();
+  };
+  for (size_t k = 0; k < impl.fns.size(); ++k) {
+    std::vector<void*>& args = impl.args[k];
+    for (const auto& [a, slot] : impl.dynamic[k])
+      args[a] = slot.kind == ArgSlot::Kind::Input
+                    ? const_cast<std::byte*>(inputs[slot.index].rawData())
+                    : outputs[slot.index].mutableRawData();
+    if (profile) {
+      auto t0 = Clock::now();
+      impl.fns[k](args.data());
+      auto t1 = Clock::now();
+      profile->events.push_back(
+          {int(k), runIndex, us(t0), std::chrono::duration<double, std::micro>(t1 - t0).count()});
+    } else {
+      impl.fns[k](args.data());
+    }
+  }
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const Impl::OutputSource& src = impl.outputSources[j];
+    switch (src.kind) {
+    case Impl::OutputSource::Kind::Kernel: break;
+    case Impl::OutputSource::Kind::Input: outputs[j] = inputs[src.index]; break;
+    case Impl::OutputSource::Kind::Constant: outputs[j] = src.constant; break;
+    case Impl::OutputSource::Kind::Output: outputs[j] = outputs[src.index]; break;
+    }
+  }
+  if (profile)
+    profile->runs.emplace_back(us(runStart),
+                               std::chrono::duration<double, std::micro>(Clock::now() - runStart).count());
+  return outputs;
+}
+
+} // namespace fb::cg

@@ -1,0 +1,103 @@
+// The CPU executor: a graph lowered, JIT-compiled and bound to one arena, run kernel by kernel.
+#pragma once
+
+#include "codegen/exec/KernelModules.h"
+#include "codegen/exec/Profiler.h"
+#include "codegen/llvm/Target.h"
+#include "codegen/loops/Lower.h"
+#include "core/Graph.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace fb::cg {
+
+/// How a graph is compiled for the CPU.
+struct CompileOptions {
+  int llvmOptLevel = 3;          ///< LLVM pipeline level 0..3
+  int threads = 0;               ///< threads of fb_parallel_for while running; 0 = leave as is
+  LowerOptions lower;            ///< schedules and overrides
+  KernelEmitOptions emit;        ///< GEMM generator on/off, parallel loops on/off
+  bool useMemoryPlan = true;     ///< one arena from planMemory(); false: a buffer per tensor
+  bool useCache = true;          ///< the compiled-kernel cache
+  /// Compile kernels whose code is identical (the same conv shape at several places) once,
+  /// under a content-derived symbol (canonicalizeKernelModule); false keeps kernel names as
+  /// symbols (for a profiler or debugger that reads them).
+  bool shareIdenticalKernels = true;
+  /// Static sizes per graph input (outer index = input), binding symbolic dims. Empty: every
+  /// symbolic dim takes its size from `dims` (default 1).
+  std::vector<std::vector<int64_t>> inputSizes;
+  std::map<std::string, int64_t> dims;
+  /// The inputs the model will run on, when known (one per graph input). Small integer inputs
+  /// (i64/i32 with at most 64 elements: a Reshape's shape, a Resize's sizes, Slice's starts)
+  /// are compiled as constants so that shapes computed from them become static, and when shapes
+  /// stay dynamic even so, small f32 inputs (up to 8 elements: Resize's scales) too; run() then
+  /// insists on the same values there. Empty: nothing is specialized.
+  std::vector<Tensor> specializeInputs;
+};
+
+/// What a compilation did and cost.
+struct CompileStats {
+  double lowerMs = 0, emitMs = 0, jitMs = 0, totalMs = 0;
+  double optimizeMs = 0, codegenMs = 0; ///< summed over compile threads (cache misses only)
+  int kernels = 0, gemmKernels = 0, cacheHits = 0;
+  int distinctKernels = 0;     ///< kernels after sharing identical code
+  int64_t arenaBytes = 0;      ///< the activations arena (0 without a plan)
+  int64_t separateBytes = 0;   ///< activations allocated one by one (no plan, or not in it)
+  int64_t weightBytes = 0;     ///< constants and packed panels bound to kernels
+  bool memoryPlanUsed = false;
+  std::vector<std::string> notes; ///< fallbacks taken (a GEMM spec compiled as loops, no plan)
+};
+
+/// A graph compiled for this CPU. Weights are bound once; each run binds the inputs and fresh
+/// output tensors and runs the kernels in order on the arena. run() may be called from any
+/// thread; calls are serialized.
+class CompiledModel {
+public:
+  /// 1. Clones the graph and binds its input sizes, re-inferring shapes (all must be static).
+  /// 2. Lowers it to kernels (codegen/loops lowerGraph) and packs GEMM constant operands.
+  /// 3. Plans the activations into one arena (passes/MemoryPlan.h) and binds every kernel
+  ///    argument to an input, an output, the arena, a constant or a scratch buffer; arguments
+  ///    that overlap in memory (in-place reuse) lose their noalias.
+  /// 4. Emits one LLVM module per kernel and JIT-compiles them in parallel through the kernel
+  ///    cache, then looks up the entry points.
+  static Expected<std::unique_ptr<CompiledModel>> compile(const Graph& graph,
+                                                          const CompileOptions& options = {});
+  ~CompiledModel();
+
+  /// Runs on `inputs` (one per graph input, sizes as compiled) and returns the outputs. With
+  /// a profile, appends one run's kernel timings to it.
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, Profile* profile = nullptr);
+
+  /// An empty profile with this model's kernel descriptions, ready for run().
+  Profile newProfile() const;
+
+  const std::vector<Kernel>& kernels() const { return m_kernels; }
+  const CompileStats& stats() const { return m_stats; }
+  /// The graph as compiled (static shapes).
+  const Graph& graph() const { return *m_graph; }
+
+private:
+  CompiledModel() = default;
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+  std::unique_ptr<Graph> m_graph;
+  std::vector<Kernel> m_kernels;
+  CompileStats m_stats;
+  std::mutex m_runMutex;
+};
+
+/// Clones `graph` with input i's symbolic dims bound to `inputSizes[i]` (or, when empty, every
+/// symbol to `dims`, default 1), the small integer inputs of `specialize` (see
+/// CompileOptions::specializeInputs) replaced by constants, and shapes re-inferred; fails when
+/// a type stays non-static. `specialized` (when given) receives, per input, the tensor it was
+/// specialized on or an invalid tensor.
+Expected<std::unique_ptr<Graph>> bindStaticShapes(
+    const Graph& graph, const std::vector<std::vector<int64_t>>& inputSizes,
+    const std::map<std::string, int64_t>& dims, const std::vector<Tensor>& specialize = {},
+    std::vector<Tensor>* specialized = nullptr);
+
+} // namespace fb::cg

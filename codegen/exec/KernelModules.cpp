@@ -1,0 +1,118 @@
+// Kernels → LLVM modules, choosing between the GEMM generator and the loop emitter.
+#include "codegen/exec/KernelModules.h"
+#include "codegen/gemm/GemmEmitter.h"
+#include "codegen/llvm/LoopToLlvm.h"
+#include "codegen/llvm/Optimizer.h"
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+namespace fb::cg {
+
+const char* kernelGeneratorName(KernelGenerator g) {
+  switch (g) {
+  case KernelGenerator::Loops: return "loops";
+  case KernelGenerator::Gemm: return "gemm";
+  }
+  __builtin_unreachable();
+}
+
+namespace {
+
+std::unique_ptr<llvm::Module> newModule(llvm::LLVMContext& context, const std::string& name,
+                                        const TargetInfo& target, Status& status) {
+  auto m = std::make_unique<llvm::Module>(name, context);
+  m->setSourceFileName(name);
+  status = configureModule(*m, target);
+  return m;
+}
+
+} // namespace
+
+Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm) {
+  if (!useGemm)
+    return Status::success();
+  for (Kernel& k : kernels)
+    if (k.gemm) {
+      // A spec the generator cannot pack is compiled from its loop nest instead.
+      if (!packConstantOperands(k).ok())
+        k.gemm.reset();
+    }
+  return Status::success();
+}
+
+Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& context,
+                                                          const Kernel& kernel,
+                                                          const TargetInfo& target,
+                                                          const KernelEmitOptions& options,
+                                                          KernelGenerator* generator,
+                                                          std::string* note) {
+  Status st;
+  if (options.useGemm && kernel.gemm) {
+    std::unique_ptr<llvm::Module> m = newModule(context, kernel.name, target, st);
+    FB_TRY(st);
+    auto fn = emitGemmKernel(*m, kernel);
+    if (fn.ok()) {
+      FB_TRY(configureModule(*m, target)); // tags the new functions with the target CPU
+      if (generator)
+        *generator = KernelGenerator::Gemm;
+      return m;
+    }
+    if (note)
+      *note = "GEMM generator: " + fn.error().message() + "; using the loop nest";
+  }
+  std::unique_ptr<llvm::Module> m = newModule(context, kernel.name, target, st);
+  FB_TRY(st);
+  LoopEmitOptions lo;
+  lo.noAliasArgs = options.noAliasArgs;
+  lo.parallel = options.parallel;
+  FB_ASSIGN_OR_RETURN(llvm::Function * fn, emitLoopKernel(*m, kernel, lo));
+  (void)fn;
+  FB_TRY(configureModule(*m, target));
+  if (generator)
+    *generator = KernelGenerator::Loops;
+  return m;
+}
+
+Expected<JitModule> buildModelModule(const std::vector<Kernel>& kernels, const std::string& name,
+                                     const TargetInfo& target, const KernelEmitOptions& options,
+                                     int optLevel) {
+  JitModule result;
+  result.context = std::make_unique<llvm::LLVMContext>();
+  Status st;
+  result.module = newModule(*result.context, name, target, st);
+  FB_TRY(st);
+  for (const Kernel& k : kernels) {
+    FB_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m,
+                        buildKernelModule(*result.context, k, target, options));
+    if (llvm::Linker::linkModules(*result.module, std::move(m)))
+      return makeError("cannot link the module of kernel ", k.name, " into ", name);
+  }
+  FB_TRY(verifyModule(*result.module));
+  if (optLevel >= 0) {
+    FB_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
+                        createTargetMachine(target, optLevel));
+    FB_TRY(optimizeModule(*result.module, *tm, optLevel));
+  }
+  return result;
+}
+
+Expected<std::string> modelLlvmText(const std::vector<Kernel>& kernels, const std::string& name,
+                                    const TargetInfo& target, const KernelEmitOptions& options,
+                                    int optLevel) {
+  FB_ASSIGN_OR_RETURN(JitModule m, buildModelModule(kernels, name, target, options, optLevel));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "; " << kernels.size() << " kernels, target " << target.triple << " (" << target.cpu
+     << ")"
+     << (optLevel >= 0 ? ", LLVM O" + std::to_string(optLevel) : std::string(", before optimization"))
+     << "\n";
+  m.module->print(os, nullptr);
+  os.flush();
+  return text;
+}
+
+} // namespace fb::cg

@@ -1,0 +1,63 @@
+// Kernels → LLVM modules: the GEMM generator for GEMM-class kernels, the loop emitter otherwise.
+#pragma once
+
+#include "codegen/llvm/Jit.h"
+#include "codegen/loops/Kernel.h"
+#include "core/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+} // namespace llvm
+
+namespace fb::cg {
+
+/// How kernels are turned into LLVM IR.
+struct KernelEmitOptions {
+  /// Compile kernels that carry a GemmSpec with the BLIS-style generator (codegen/gemm);
+  /// false (or a spec the generator rejects) emits their loop nest instead.
+  bool useGemm = true;
+  /// Outline parallel loops (fb_parallel_for); false runs them serially.
+  bool parallel = true;
+  /// Per kernel argument, whether it may be marked noalias (LoopEmitOptions::noAliasArgs).
+  std::vector<bool> noAliasArgs;
+};
+
+/// Which generator produced a kernel's function.
+enum class KernelGenerator { Loops, Gemm };
+const char* kernelGeneratorName(KernelGenerator g);
+
+/// A module named after `kernel` in `context` holding its entry function and helpers,
+/// configured for `target`. Tries the GEMM generator first when the kernel has a spec and
+/// falls back to the loop emitter when the generator fails (the reason lands in `*note`).
+/// The GEMM generator needs packConstantOperands(kernel) to have run (see prepareKernels).
+Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& context,
+                                                          const Kernel& kernel,
+                                                          const TargetInfo& target,
+                                                          const KernelEmitOptions& options,
+                                                          KernelGenerator* generator = nullptr,
+                                                          std::string* note = nullptr);
+
+/// Packs the constant operands of every GEMM-class kernel (appending their Weight arguments);
+/// call once after lowering and before binding arguments or building modules. A kernel whose
+/// operands cannot be packed loses its GemmSpec and is compiled from its loop nest.
+Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm);
+
+/// All kernels in one module (for `--emit llvm` and `--emit obj`), in a fresh context owned by
+/// the result. With `optLevel` >= 0 the module is optimized at that level.
+Expected<JitModule> buildModelModule(const std::vector<Kernel>& kernels, const std::string& name,
+                                     const TargetInfo& target, const KernelEmitOptions& options,
+                                     int optLevel = -1);
+
+/// The text of `--emit llvm` (the GUI's LLVM view): every kernel in one module, as emitted
+/// (`optLevel` < 0) or after LLVM's pipeline at `optLevel`, under a comment line naming the
+/// kernel count, the target and the stage.
+Expected<std::string> modelLlvmText(const std::vector<Kernel>& kernels, const std::string& name,
+                                    const TargetInfo& target, const KernelEmitOptions& options,
+                                    int optLevel);
+
+} // namespace fb::cg

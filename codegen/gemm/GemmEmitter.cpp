@@ -1,0 +1,402 @@
+// The GEMM kernel generator: the entry function, the blocked loop nest over one work item, and
+// the run-time packing of A and B (strided and implicit im2col) into micro-panels.
+#include "codegen/gemm/GemmEmitter.h"
+
+#include "codegen/gemm/GemmIrBuilder.h"
+
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <sstream>
+
+namespace fb::cg {
+
+using namespace llvm;
+// fb::Value (a graph value) would otherwise shadow llvm::Value here.
+using gemmir::emitFor;
+using gemmir::emitMin;
+using gemmir::floatGep;
+using gemmir::GemmIrContext;
+using gemmir::loadArg;
+using llvm::Value;
+
+namespace {
+
+/// Packing buffers live on the worker's stack; keep them well inside an 8 MiB thread stack.
+constexpr int64_t kMaxStackBytes = 2 << 20;
+
+/// `void <name>.packA(ptr args, i64 b, i64 g, i64 ic, i64 mLen, i64 pc, i64 kLen, ptr dst)`:
+/// dst[(panel*kLen + k)*mr + i] = A[b, g, ic + panel*mr + i, pc + k], zero past mLen.
+Function* emitPackA(GemmIrContext& c) {
+  const GemmPlan& p = c.plan;
+  Function* f = c.makeFunction("packA", Type::getVoidTy(c.ctx),
+                               {c.ptr, c.i64, c.i64, c.i64, c.i64, c.i64, c.i64, c.ptr}, true);
+  const char* names[] = {"args", "b", "g", "ic", "mLen", "pc", "kLen", "dst"};
+  for (unsigned i = 0; i < f->arg_size(); ++i)
+    f->getArg(i)->setName(names[i]);
+  f->addParamAttr(7, Attribute::NoAlias);
+  Value *argv = f->getArg(0), *bi = f->getArg(1), *g = f->getArg(2), *ic = f->getArg(3);
+  Value *mLen = f->getArg(4), *pc = f->getArg(5), *kLen = f->getArg(6), *dst = f->getArg(7);
+  IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
+  Value* base = loadArg(b, argv, p.a.arg, "A");
+  Value* off =
+      b.CreateAdd(b.CreateMul(bi, c.c64(p.a.batchStride)), b.CreateMul(g, c.c64(p.a.groupStride)));
+  off = b.CreateAdd(off, b.CreateMul(pc, c.c64(p.a.colStride)));
+  Value* src = floatGep(b, base, off, "A.slice");
+  Value* panels = b.CreateUDiv(b.CreateAdd(mLen, c.c64(p.mr - 1)), c.c64(p.mr));
+  emitFor(b, c.c64(0), panels, c.c64(1), "panel", [&](Value* panel) {
+    Value* out = floatGep(b, dst, b.CreateMul(b.CreateMul(panel, kLen), c.c64(p.mr)), "dst.panel");
+    emitFor(b, c.c64(0), c.c64(p.mr), c.c64(1), "i", [&](Value* i) {
+      Value* local = b.CreateAdd(b.CreateMul(panel, c.c64(p.mr)), i);
+      Value* live = b.CreateICmpSLT(local, mLen);
+      // Dead rows read row ic (always valid) and store zero.
+      Value* row = b.CreateSelect(live, b.CreateAdd(ic, local), ic);
+      Value* rowSrc = floatGep(b, src, b.CreateMul(row, c.c64(p.a.rowStride)), "A.row");
+      emitFor(b, c.c64(0), kLen, c.c64(1), "k", [&](Value* k) {
+        Value* v = b.CreateAlignedLoad(
+            c.f32, floatGep(b, rowSrc, b.CreateMul(k, c.c64(p.a.colStride))), Align(4));
+        v = b.CreateSelect(live, v, c.cf(0.0f));
+        b.CreateAlignedStore(v, floatGep(b, out, b.CreateAdd(b.CreateMul(k, c.c64(p.mr)), i)),
+                             Align(4));
+      });
+    });
+  });
+  b.CreateRetVoid();
+  return f;
+}
+
+/// `void <name>.packB(ptr args, i64 b, i64 g, i64 n0, i64 nLen, i64 pc, i64 kLen, ptr dst)`:
+/// dst[(panel*kLen + k)*nr + j] = B[b, g, pc + k, n0 + panel*nr + j], zero past nLen; for a
+/// convolution B is the implicit im2col of the input.
+Function* emitPackB(GemmIrContext& c) {
+  const GemmPlan& p = c.plan;
+  Function* f = c.makeFunction("packB", Type::getVoidTy(c.ctx),
+                               {c.ptr, c.i64, c.i64, c.i64, c.i64, c.i64, c.i64, c.ptr}, true);
+  const char* names[] = {"args", "b", "g", "n0", "nLen", "pc", "kLen", "dst"};
+  for (unsigned i = 0; i < f->arg_size(); ++i)
+    f->getArg(i)->setName(names[i]);
+  f->addParamAttr(7, Attribute::NoAlias);
+  Value *argv = f->getArg(0), *bi = f->getArg(1), *g = f->getArg(2), *n0 = f->getArg(3);
+  Value *nLen = f->getArg(4), *pc = f->getArg(5), *kLen = f->getArg(6), *dst = f->getArg(7);
+  IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
+  Value* base = loadArg(b, argv, p.b.arg, "B");
+  Value* src = floatGep(
+      b, base,
+      b.CreateAdd(b.CreateMul(bi, c.c64(p.b.batchStride)), b.CreateMul(g, c.c64(p.b.groupStride))),
+      "B.slice");
+  Value* panels = b.CreateUDiv(b.CreateAdd(nLen, c.c64(p.nr - 1)), c.c64(p.nr));
+  auto dstAt = [&](Value* panel, Value* k, Value* j) {
+    return floatGep(
+        b, dst, b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(panel, kLen), k), c.c64(p.nr)), j));
+  };
+
+  if (p.b.source == OperandSource::Strided && p.b.colStride == 1) {
+    // Contiguous rows: masked 8-wide copies.
+    Value* src0 =
+        floatGep(b, src, b.CreateAdd(n0, b.CreateMul(pc, c.c64(p.b.rowStride))), "B.block");
+    emitFor(b, c.c64(0), panels, c.c64(1), "panel", [&](Value* panel) {
+      Value* left = b.CreateTrunc(b.CreateSub(nLen, b.CreateMul(panel, c.c64(p.nr))), c.i32);
+      Value* leftSplat = b.CreateVectorSplat(8, left);
+      std::vector<Value*> masks;
+      for (int64_t j = 0; j < p.nr / 8; ++j) {
+        SmallVector<Constant*, 8> lanes;
+        for (int l = 0; l < 8; ++l)
+          lanes.push_back(ConstantInt::get(c.i32, 8 * j + l));
+        masks.push_back(b.CreateICmpSLT(ConstantVector::get(lanes), leftSplat, "colmask"));
+      }
+      Value* colBase = floatGep(b, src0, b.CreateMul(panel, c.c64(p.nr)));
+      emitFor(b, c.c64(0), kLen, c.c64(1), "k", [&](Value* k) {
+        Value* row = floatGep(b, colBase, b.CreateMul(k, c.c64(p.b.rowStride)));
+        for (int64_t j = 0; j < p.nr / 8; ++j) {
+          Value* v = b.CreateMaskedLoad(c.v8f32, floatGep(b, row, c.c64(8 * j)), Align(4),
+                                        masks[size_t(j)], c.vf(0.0f));
+          b.CreateAlignedStore(v, dstAt(panel, k, c.c64(8 * j)), Align(4));
+        }
+      });
+    });
+  } else if (p.b.source == OperandSource::Strided) {
+    // Transposed or strided B: element by element, reading along k.
+    emitFor(b, c.c64(0), panels, c.c64(1), "panel", [&](Value* panel) {
+      emitFor(b, c.c64(0), c.c64(p.nr), c.c64(1), "j", [&](Value* j) {
+        Value* local = b.CreateAdd(b.CreateMul(panel, c.c64(p.nr)), j);
+        Value* live = b.CreateICmpSLT(local, nLen);
+        Value* col = b.CreateSelect(live, b.CreateAdd(n0, local), n0);
+        Value* colSrc = floatGep(b, src,
+                                 b.CreateAdd(b.CreateMul(col, c.c64(p.b.colStride)),
+                                             b.CreateMul(pc, c.c64(p.b.rowStride))));
+        emitFor(b, c.c64(0), kLen, c.c64(1), "k", [&](Value* k) {
+          Value* v = b.CreateAlignedLoad(
+              c.f32, floatGep(b, colSrc, b.CreateMul(k, c.c64(p.b.rowStride))), Align(4));
+          b.CreateAlignedStore(b.CreateSelect(live, v, c.cf(0.0f)), dstAt(panel, k, j), Align(4));
+        });
+      });
+    });
+  } else {
+    // Implicit im2col, 8 columns at a time. Per column: the input row/column of the kernel's
+    // top-left tap (dead columns get a row that fails every bounds check); per group of 8
+    // columns: whether they are 8 consecutive input pixels of one row (stride 1), which then
+    // load with one masked vector load instead of a gather; per k: channel and tap.
+    const ConvGeometry& cv = *c.spec.conv;
+    int64_t padded = (p.nc + p.nr - 1) / p.nr * p.nr;
+    Value* ihBase = b.CreateAlloca(c.i32, c.c64(padded), "ih.base");
+    Value* iwBase = b.CreateAlloca(c.i32, c.c64(padded), "iw.base");
+    Value* rowRun = b.CreateAlloca(c.i1, c.c64(padded / 8), "row.run");
+    cast<AllocaInst>(ihBase)->setAlignment(Align(32));
+    cast<AllocaInst>(iwBase)->setAlignment(Align(32));
+    emitFor(b, c.c64(0), b.CreateMul(panels, c.c64(p.nr)), c.c64(1), "col", [&](Value* col) {
+      Value* live = b.CreateICmpSLT(col, nLen);
+      Value* pix = b.CreateAdd(n0, col);
+      Value* oh = b.CreateUDiv(pix, c.c64(cv.outW));
+      Value* ow = b.CreateURem(pix, c.c64(cv.outW));
+      Value* ih = b.CreateSub(b.CreateMul(oh, c.c64(cv.strideH)), c.c64(cv.padTop));
+      Value* iw = b.CreateSub(b.CreateMul(ow, c.c64(cv.strideW)), c.c64(cv.padLeft));
+      b.CreateStore(b.CreateTrunc(b.CreateSelect(live, ih, c.c64(int64_t(1) << 30)), c.i32),
+                    b.CreateGEP(c.i32, ihBase, col));
+      b.CreateStore(b.CreateTrunc(iw, c.i32), b.CreateGEP(c.i32, iwBase, col));
+    });
+    emitFor(b, c.c64(0), b.CreateMul(panels, c.c64(p.nr / 8)), c.c64(1), "group",
+            [&](Value* group) {
+              Value* first = b.CreateMul(group, c.c64(8));
+              Value* last = b.CreateAdd(first, c.c64(7));
+              auto at = [&](Value* table, Value* i) {
+                return b.CreateLoad(c.i32, b.CreateGEP(c.i32, table, i));
+              };
+              Value* sameRow = b.CreateICmpEQ(at(ihBase, first), at(ihBase, last));
+              Value* consecutive = b.CreateICmpEQ(
+                  b.CreateAdd(at(iwBase, first), ConstantInt::get(c.i32, 7)), at(iwBase, last));
+              Value* run = cv.strideW == 1 ? b.CreateAnd(sameRow, consecutive) : b.getFalse();
+              b.CreateStore(run, b.CreateGEP(c.i1, rowRun, group));
+            });
+    int64_t taps = cv.kernelH * cv.kernelW;
+    auto splat = [&](Value* v) { return b.CreateVectorSplat(8, v); };
+    Value* hVec = splat(ConstantInt::get(c.i32, cv.inH));
+    Value* wVec = splat(ConstantInt::get(c.i32, cv.inW));
+    emitFor(b, c.c64(0), kLen, c.c64(1), "k", [&](Value* k) {
+      Value* kk = b.CreateAdd(pc, k);
+      Value* ci = b.CreateUDiv(kk, c.c64(taps));
+      Value* tap = b.CreateURem(kk, c.c64(taps));
+      Value* dh = b.CreateTrunc(
+          b.CreateMul(b.CreateUDiv(tap, c.c64(cv.kernelW)), c.c64(cv.dilationH)), c.i32);
+      Value* dw = b.CreateTrunc(
+          b.CreateMul(b.CreateURem(tap, c.c64(cv.kernelW)), c.c64(cv.dilationW)), c.i32);
+      Value* chan = floatGep(b, src, b.CreateMul(ci, c.c64(cv.inH * cv.inW)), "X.chan");
+      Value* dhVec = splat(dh);
+      Value* dwVec = splat(dw);
+      emitFor(b, c.c64(0), panels, c.c64(1), "panel", [&](Value* panel) {
+        for (int64_t jv = 0; jv < p.nr / 8; ++jv) {
+          Value* group = b.CreateAdd(b.CreateMul(panel, c.c64(p.nr / 8)), c.c64(jv));
+          Value* col = b.CreateMul(group, c.c64(8));
+          Value* ih = b.CreateAdd(
+              b.CreateAlignedLoad(c.v8i32, b.CreateGEP(c.i32, ihBase, col), Align(32)), dhVec);
+          Value* iw = b.CreateAdd(
+              b.CreateAlignedLoad(c.v8i32, b.CreateGEP(c.i32, iwBase, col), Align(32)), dwVec);
+          Value* ok = b.CreateAnd(b.CreateICmpULT(ih, hVec), b.CreateICmpULT(iw, wVec), "inside");
+          Value* run = b.CreateLoad(c.i1, b.CreateGEP(c.i1, rowRun, group));
+          Function* fn = b.GetInsertBlock()->getParent();
+          BasicBlock* runBlock = BasicBlock::Create(c.ctx, "im2col.run", fn);
+          BasicBlock* gatherBlock = BasicBlock::Create(c.ctx, "im2col.gather", fn);
+          BasicBlock* join = BasicBlock::Create(c.ctx, "im2col.join", fn);
+          b.CreateCondBr(run, runBlock, gatherBlock);
+          // 8 consecutive pixels of one input row: lanes outside the image are masked off
+          // and never touched, so the (possibly out-of-image) address is fine.
+          b.SetInsertPoint(runBlock);
+          Value* ih0 = b.CreateSExt(b.CreateExtractElement(ih, uint64_t(0)), c.i64);
+          Value* iw0 = b.CreateSExt(b.CreateExtractElement(iw, uint64_t(0)), c.i64);
+          Value* rowPtr =
+              b.CreateGEP(c.f32, chan, b.CreateAdd(b.CreateMul(ih0, c.c64(cv.inW)), iw0));
+          Value* vRun = b.CreateMaskedLoad(c.v8f32, rowPtr, Align(4), ok, c.vf(0.0f));
+          b.CreateBr(join);
+          b.SetInsertPoint(gatherBlock);
+          Value* idx = b.CreateSelect(ok, b.CreateAdd(b.CreateMul(ih, wVec), iw),
+                                      splat(ConstantInt::get(c.i32, 0)));
+          Value* ptrs = b.CreateGEP(c.f32, chan, b.CreateSExt(idx, FixedVectorType::get(c.i64, 8)));
+          Value* vGather = b.CreateMaskedGather(c.v8f32, ptrs, Align(4), ok, c.vf(0.0f));
+          b.CreateBr(join);
+          b.SetInsertPoint(join);
+          PHINode* v = b.CreatePHI(c.v8f32, 2, "im2col");
+          v->addIncoming(vRun, runBlock);
+          v->addIncoming(vGather, gatherBlock);
+          b.CreateAlignedStore(v, dstAt(panel, k, c.c64(8 * jv)), Align(4));
+        }
+      });
+    });
+  }
+  b.CreateRetVoid();
+  return f;
+}
+
+/// `void <name>.items(ptr args, i64 begin, i64 end)`: the blocked loop nest of work items
+/// [begin, end) — the body fb_parallel_for runs.
+Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function* uk,
+                    Function* ukEdge) {
+  const GemmPlan& p = c.plan;
+  Function* f = c.makeFunction("items", Type::getVoidTy(c.ctx), {c.ptr, c.i64, c.i64}, true);
+  f->getArg(0)->setName("args");
+  f->getArg(1)->setName("begin");
+  f->getArg(2)->setName("end");
+  Value* argv = f->getArg(0);
+  IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
+  Value* aLocal = packA ? b.CreateAlloca(c.f32, c.c64(p.mc * p.kc), "A.packed") : nullptr;
+  Value* bLocal = packB ? b.CreateAlloca(c.f32, c.c64(p.kc * p.nc), "B.packed") : nullptr;
+  if (aLocal)
+    cast<AllocaInst>(aLocal)->setAlignment(Align(64));
+  if (bLocal)
+    cast<AllocaInst>(bLocal)->setAlignment(Align(64));
+  Value* aConst = packA ? nullptr : loadArg(b, argv, p.a.arg, "A.panels");
+  Value* bConst = packB ? nullptr : loadArg(b, argv, p.b.arg, "B.panels");
+  int64_t kBlocks = std::max<int64_t>(1, (p.K + p.kc - 1) / p.kc);
+
+  emitFor(b, f->getArg(1), f->getArg(2), c.c64(1), "item", [&](Value* item) {
+    Value* np = b.CreateURem(item, c.c64(p.nParts), "npart");
+    Value* t = b.CreateUDiv(item, c.c64(p.nParts));
+    Value* mp = b.CreateURem(t, c.c64(p.mParts), "mpart");
+    t = b.CreateUDiv(t, c.c64(p.mParts));
+    Value* g = b.CreateURem(t, c.c64(p.groups), "group");
+    Value* bi = b.CreateUDiv(t, c.c64(p.groups), "batch");
+    Value* nStart = b.CreateMul(np, c.c64(p.nPart), "n.start");
+    Value* nEnd = emitMin(b, c.c64(p.N), b.CreateAdd(nStart, c.c64(p.nPart)));
+    Value* mStart = b.CreateMul(mp, c.c64(p.mPart), "m.start");
+    Value* mEnd = emitMin(b, c.c64(p.M), b.CreateAdd(mStart, c.c64(p.mPart)));
+    Value* cItem =
+        b.CreateAdd(b.CreateMul(bi, c.c64(p.cBatchStride)), b.CreateMul(g, c.c64(p.cGroupStride)));
+    Value* aSlice =
+        b.CreateAdd(b.CreateMul(p.a.batchStride != 0 ? bi : c.c64(0), c.c64(p.groups)), g);
+    Value* bSlice = p.b.batchStride != 0 ? bi : c.c64(0);
+
+    emitFor(b, nStart, nEnd, c.c64(p.nc), "jc", [&](Value* n0) {
+      Value* nLen = emitMin(b, c.c64(p.nc), b.CreateSub(nEnd, n0));
+      emitFor(b, c.c64(0), c.c64(kBlocks), c.c64(1), "kblock", [&](Value* kb) {
+        Value* pc = b.CreateMul(kb, c.c64(p.kc), "pc");
+        Value* kLen = emitMin(b, c.c64(p.kc), b.CreateSub(c.c64(p.K), pc));
+        Value* accumulate = b.CreateICmpSGT(kb, c.c64(0), "accumulate");
+        Value* last = b.CreateICmpEQ(kb, c.c64(kBlocks - 1), "last");
+        Value *bBase, *bPanelStride;
+        if (packB) {
+          b.CreateCall(packB, {argv, bi, g, n0, nLen, pc, kLen, bLocal});
+          bBase = bLocal;
+          bPanelStride = b.CreateMul(kLen, c.c64(p.nr));
+        } else {
+          Value* panel0 =
+              b.CreateAdd(b.CreateMul(bSlice, c.c64(p.bPanels)), b.CreateUDiv(n0, c.c64(p.nr)));
+          bBase =
+              floatGep(b, bConst,
+                       b.CreateMul(b.CreateAdd(b.CreateMul(panel0, c.c64(p.K)), pc), c.c64(p.nr)));
+          bPanelStride = c.c64(p.K * p.nr);
+        }
+        emitFor(b, mStart, mEnd, c.c64(p.mc), "ic", [&](Value* ic) {
+          Value* mLen = emitMin(b, c.c64(p.mc), b.CreateSub(mEnd, ic));
+          Value *aBase, *aPanelStride;
+          if (packA) {
+            b.CreateCall(packA, {argv, bi, g, ic, mLen, pc, kLen, aLocal});
+            aBase = aLocal;
+            aPanelStride = b.CreateMul(kLen, c.c64(p.mr));
+          } else {
+            Value* panel0 =
+                b.CreateAdd(b.CreateMul(aSlice, c.c64(p.aPanels)), b.CreateUDiv(ic, c.c64(p.mr)));
+            aBase = floatGep(
+                b, aConst,
+                b.CreateMul(b.CreateAdd(b.CreateMul(panel0, c.c64(p.K)), pc), c.c64(p.mr)));
+            aPanelStride = c.c64(p.K * p.mr);
+          }
+          emitFor(b, c.c64(0), nLen, c.c64(p.nr), "jr", [&](Value* jr) {
+            Value* nValid = emitMin(b, c.c64(p.nr), b.CreateSub(nLen, jr));
+            Value* bp =
+                floatGep(b, bBase, b.CreateMul(b.CreateUDiv(jr, c.c64(p.nr)), bPanelStride), "Bp");
+            emitFor(b, c.c64(0), mLen, c.c64(p.mr), "ir", [&](Value* ir) {
+              Value* mValid = emitMin(b, c.c64(p.mr), b.CreateSub(mLen, ir));
+              Value* ap = floatGep(b, aBase,
+                                   b.CreateMul(b.CreateUDiv(ir, c.c64(p.mr)), aPanelStride), "Ap");
+              Value* row = b.CreateAdd(ic, ir);
+              Value* cOff = b.CreateAdd(b.CreateAdd(cItem, b.CreateMul(row, c.c64(p.cRowStride))),
+                                        b.CreateAdd(n0, jr), "c.off");
+              Value* mAbs = b.CreateAdd(b.CreateMul(g, c.c64(p.M)), row);
+              Value* nAbs = b.CreateAdd(n0, jr);
+              Value* full = b.CreateAnd(b.CreateICmpEQ(mValid, c.c64(p.mr)),
+                                        b.CreateICmpEQ(nValid, c.c64(p.nr)));
+              Function* parent = b.GetInsertBlock()->getParent();
+              BasicBlock* fullBlock = BasicBlock::Create(c.ctx, "tile.full", parent);
+              BasicBlock* edgeBlock = BasicBlock::Create(c.ctx, "tile.edge", parent);
+              BasicBlock* next = BasicBlock::Create(c.ctx, "tile.next", parent);
+              b.CreateCondBr(full, fullBlock, edgeBlock);
+              SmallVector<Value*, 11> callArgs = {argv, kLen, ap,   bp,     cOff,  accumulate,
+                                                  last, mAbs, nAbs, mValid, nValid};
+              b.SetInsertPoint(fullBlock);
+              b.CreateCall(uk, callArgs);
+              b.CreateBr(next);
+              b.SetInsertPoint(edgeBlock);
+              b.CreateCall(ukEdge, callArgs);
+              b.CreateBr(next);
+              b.SetInsertPoint(next);
+            });
+          });
+        });
+      });
+    });
+  });
+  b.CreateRetVoid();
+  return f;
+}
+
+} // namespace
+
+Expected<Function*> emitGemmKernel(Module& module, const Kernel& kernel) {
+  FB_ASSIGN_OR_RETURN(GemmPlan plan, planGemm(kernel));
+  int64_t stackBytes =
+      4 * ((plan.a.source == OperandSource::Packed ? 0 : plan.mc * plan.kc) +
+           (plan.b.source == OperandSource::Packed ? 0 : plan.kc * plan.nc + 4 * plan.nc));
+  if (stackBytes > kMaxStackBytes)
+    return makeError("kernel ", kernel.name, ": packing buffers of ", stackBytes,
+                     " bytes exceed the limit of ", kMaxStackBytes, "; use smaller mc/kc/nc");
+  if (module.getFunction(kernel.name))
+    return makeError("kernel ", kernel.name,
+                     ": a function of that name already exists in the module");
+  GemmIrContext c(module, kernel, plan);
+  Function* packA = plan.a.source == OperandSource::Packed ? nullptr : emitPackA(c);
+  Function* packB = plan.b.source == OperandSource::Packed ? nullptr : emitPackB(c);
+  Function* uk = gemmir::emitMicroKernel(c, /*edge=*/false);
+  Function* ukEdge = gemmir::emitMicroKernel(c, /*edge=*/true);
+  Function* items = emitItems(c, packA, packB, uk, ukEdge);
+
+  Function* entry = c.makeFunction("", Type::getVoidTy(c.ctx), {c.ptr}, /*internal=*/false);
+  entry->getArg(0)->setName("args");
+  entry->addParamAttr(0, Attribute::NoAlias);
+  IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", entry));
+  if (plan.parallel && plan.items() > 1) {
+    FunctionCallee parallelFor = module.getOrInsertFunction(
+        "fb_parallel_for", FunctionType::get(Type::getVoidTy(c.ctx), {c.ptr, c.ptr, c.i64}, false));
+    b.CreateCall(parallelFor, {items, entry->getArg(0), c.c64(plan.items())});
+  } else {
+    b.CreateCall(items, {entry->getArg(0), c.c64(0), c.c64(plan.items())});
+  }
+  b.CreateRetVoid();
+
+  std::string message;
+  raw_string_ostream os(message);
+  for (Function* fn : {packA, packB, uk, ukEdge, items, entry})
+    if (fn && verifyFunction(*fn, &os))
+      return makeError("kernel ", kernel.name, ": generated invalid LLVM IR: ", os.str());
+  return entry;
+}
+
+Expected<std::string> describeGemmBlocking(const Kernel& kernel) {
+  FB_ASSIGN_OR_RETURN(GemmPlan p, planGemm(kernel));
+  auto source = [](OperandSource s) {
+    switch (s) {
+    case OperandSource::Strided:
+      return "packed at run time";
+    case OperandSource::Packed:
+      return "packed at compile time";
+    case OperandSource::Im2col:
+      return "im2col at run time";
+    }
+    return "";
+  };
+  std::ostringstream os;
+  os << "mr=" << p.mr << " nr=" << p.nr << " mc=" << p.mc << " kc=" << p.kc << " nc=" << p.nc
+     << ", " << p.items() << " items (" << p.batch * p.groups << " batch·group × " << p.mParts
+     << " M parts × " << p.nParts << " N parts)" << (p.parallel ? ", parallel" : ", serial")
+     << ", A " << source(p.a.source) << ", B " << source(p.b.source);
+  return os.str();
+}
+
+} // namespace fb::cg

@@ -1,0 +1,53 @@
+// GemmHarness: GEMM kernels compiled one module each through the project's JIT (codegen/llvm).
+#include "codegen/gemm/GemmHarness.h"
+
+#include "codegen/gemm/GemmEmitter.h"
+#include "codegen/llvm/Jit.h"
+
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace fb::cg {
+
+struct GemmHarness::Impl {
+  std::unique_ptr<Jit> optimized;   ///< O3
+  std::unique_ptr<Jit> unoptimized; ///< O0, created on first use
+  int modules = 0;
+};
+
+GemmHarness::GemmHarness() : m_impl(std::make_unique<Impl>()) {}
+GemmHarness::~GemmHarness() = default;
+
+void GemmHarness::setThreads(int threads) {
+  fb_set_num_threads(threads);
+}
+
+Expected<std::unique_ptr<GemmHarness>> GemmHarness::create() {
+  FB_ASSIGN_OR_RETURN(std::unique_ptr<Jit> jit, Jit::create());
+  std::unique_ptr<GemmHarness> h(new GemmHarness());
+  h->m_impl->optimized = std::move(jit);
+  return h;
+}
+
+Expected<FbKernelFn> GemmHarness::compile(Kernel& kernel, bool optimize) {
+  FB_TRY(packConstantOperands(kernel));
+  if (!optimize && !m_impl->unoptimized) {
+    JitOptions options;
+    options.optLevel = 0;
+    FB_ASSIGN_OR_RETURN(m_impl->unoptimized, Jit::create(options));
+  }
+  Jit& jit = optimize ? *m_impl->optimized : *m_impl->unoptimized;
+  // Kernel names must be unique within one JIT: number the modules.
+  Kernel named = kernel;
+  named.name = kernel.name + "_" + std::to_string(m_impl->modules++);
+  JitModule m = newJitModule(named.name);
+  FB_ASSIGN_OR_RETURN(llvm::Function * fn, emitGemmKernel(*m.module, named));
+  (void)fn;
+  m_lastIr.clear();
+  llvm::raw_string_ostream os(m_lastIr);
+  m.module->print(os, nullptr);
+  FB_TRY(jit.addModule(std::move(m)));
+  return jit.lookupKernel(named.name);
+}
+
+} // namespace fb::cg

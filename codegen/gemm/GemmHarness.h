@@ -1,0 +1,40 @@
+// GemmHarness: compiles single GEMM kernels through the project's JIT (codegen/llvm/Jit.h) so
+// TestGemm and fusebox-bench can test and measure the generator without the executor.
+#pragma once
+
+#include "codegen/loops/Kernel.h"
+#include "codegen/runtime/RuntimeAbi.h"
+#include "core/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace fb::cg {
+
+/// Compiles GEMM kernels one module each and keeps them alive while the harness lives.
+class GemmHarness {
+public:
+  /// A harness on a host JIT, or an error when LLVM cannot target the host.
+  static Expected<std::unique_ptr<GemmHarness>> create();
+  ~GemmHarness();
+  GemmHarness(const GemmHarness&) = delete;
+  GemmHarness& operator=(const GemmHarness&) = delete;
+
+  /// Packs the kernel's constant operands (appending Weight args to `kernel`), emits it,
+  /// optimizes at O3 (or not at all when `optimize` is false) and returns its entry point.
+  Expected<FbKernelFn> compile(Kernel& kernel, bool optimize = true);
+
+  /// The LLVM IR (before optimization) of the last compiled kernel, for debugging.
+  const std::string& lastIr() const { return m_lastIr; }
+
+  /// Sets the threads fb_parallel_for uses (1 = run on the caller only).
+  static void setThreads(int threads);
+
+private:
+  GemmHarness();
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+  std::string m_lastIr;
+};
+
+} // namespace fb::cg

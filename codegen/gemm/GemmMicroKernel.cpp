@@ -1,0 +1,323 @@
+// The GEMM register-blocked micro-kernel with its fused store (alpha, bias, epilogue), and the
+// IR helpers the generator shares.
+#include "codegen/gemm/GemmIrBuilder.h"
+
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/TargetParser/Host.h>
+
+namespace fb::cg::gemmir {
+
+using namespace llvm;
+// fb::Value (a graph value) would otherwise shadow llvm::Value here.
+using llvm::Value;
+
+GemmIrContext::GemmIrContext(Module& m, const Kernel& k, const GemmPlan& p)
+    : module(m), ctx(m.getContext()), kernel(k), spec(*k.gemm), plan(p) {
+  f32 = Type::getFloatTy(ctx);
+  i32 = Type::getInt32Ty(ctx);
+  i64 = Type::getInt64Ty(ctx);
+  i1 = Type::getInt1Ty(ctx);
+  ptr = PointerType::getUnqual(ctx);
+  v8f32 = FixedVectorType::get(f32, 8);
+  v8i32 = FixedVectorType::get(i32, 8);
+  v8i1 = FixedVectorType::get(i1, 8);
+}
+
+Function* GemmIrContext::makeFunction(const std::string& suffix, Type* ret, ArrayRef<Type*> params,
+                                      bool internal) const {
+  std::string name = suffix.empty() ? kernel.name : kernel.name + "." + suffix;
+  auto* fnTy = FunctionType::get(ret, params, /*isVarArg=*/false);
+  Function* f = Function::Create(
+      fnTy, internal ? Function::InternalLinkage : Function::ExternalLinkage, name, module);
+  f->addFnAttr(Attribute::NoUnwind);
+  // The micro-kernel is written for the host's vector unit; the module-level optimizer may
+  // override these when it targets another CPU.
+  if (!f->hasFnAttribute("target-cpu")) {
+    f->addFnAttr("target-cpu", sys::getHostCPUName());
+    std::string features;
+    for (const auto& feature : sys::getHostCPUFeatures())
+      features += (features.empty() ? "" : ",") + std::string(feature.second ? "+" : "-") +
+                  feature.first().str();
+    f->addFnAttr("target-features", features);
+  }
+  return f;
+}
+
+void emitFor(IRBuilder<>& b, Value* begin, Value* end, Value* step, const Twine& name,
+             function_ref<void(Value*)> body) {
+  Function* f = b.GetInsertBlock()->getParent();
+  LLVMContext& ctx = f->getContext();
+  BasicBlock* pre = b.GetInsertBlock();
+  BasicBlock* header = BasicBlock::Create(ctx, name + ".header", f);
+  BasicBlock* bodyBlock = BasicBlock::Create(ctx, name + ".body", f);
+  BasicBlock* exit = BasicBlock::Create(ctx, name + ".exit", f);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  PHINode* iv = b.CreatePHI(begin->getType(), 2, name);
+  iv->addIncoming(begin, pre);
+  b.CreateCondBr(b.CreateICmpSLT(iv, end, name + ".cond"), bodyBlock, exit);
+  b.SetInsertPoint(bodyBlock);
+  body(iv);
+  Value* next = b.CreateAdd(iv, step, name + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
+  iv->addIncoming(next, b.GetInsertBlock());
+  b.CreateBr(header);
+  b.SetInsertPoint(exit);
+}
+
+Value* loadArg(IRBuilder<>& b, Value* args, int index, const Twine& name) {
+  Value* slot = b.CreateConstInBoundsGEP1_64(b.getPtrTy(), args, uint64_t(index), name + ".slot");
+  auto* load = b.CreateAlignedLoad(b.getPtrTy(), slot, Align(8), name);
+  load->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(b.getContext(), {}));
+  return load;
+}
+
+Value* floatGep(IRBuilder<>& b, Value* base, Value* offset, const Twine& name) {
+  return b.CreateInBoundsGEP(b.getFloatTy(), base, offset, name);
+}
+
+Value* emitMin(IRBuilder<>& b, Value* a, Value* x) {
+  return b.CreateSelect(b.CreateICmpSLT(a, x), a, x);
+}
+
+Value* emitVectorExp(GemmIrContext& c, IRBuilder<>& b, Value* x) {
+  auto fmin = [&](Value* a, Value* v) { return b.CreateSelect(b.CreateFCmpOLT(a, v), a, v); };
+  auto fmax = [&](Value* a, Value* v) { return b.CreateSelect(b.CreateFCmpOGT(a, v), a, v); };
+  auto fma = [&](Value* a, Value* m, Value* add) {
+    return b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {a, m, add});
+  };
+  x = fmax(fmin(x, c.vf(88.3762626647949f)), c.vf(-87.3365447504f));
+  // n = round(x / ln2); r = x - n*ln2 in two parts so r is exact.
+  Value* fx = b.CreateIntrinsic(Intrinsic::floor, {c.v8f32},
+                                {fma(x, c.vf(1.44269504088896341f), c.vf(0.5f))});
+  Value* r = fma(fx, c.vf(-0.693359375f), x);
+  r = fma(fx, c.vf(2.12194440e-4f), r);
+  Value* z = b.CreateFMul(r, r);
+  Value* y = c.vf(1.9875691500E-4f);
+  for (float coef :
+       {1.3981999507E-3f, 8.3334519073E-3f, 4.1665795894E-2f, 1.6666665459E-1f, 5.0000001201E-1f})
+    y = fma(y, r, c.vf(coef));
+  y = fma(y, z, r);
+  y = b.CreateFAdd(y, c.vf(1.0f));
+  // 2^n by building the exponent bits.
+  Value* n = b.CreateFPToSI(fx, c.v8i32);
+  Value* bits =
+      b.CreateShl(b.CreateAdd(n, ConstantInt::get(c.v8i32, 127)), ConstantInt::get(c.v8i32, 23));
+  return b.CreateFMul(y, b.CreateBitCast(bits, c.v8f32), "exp");
+}
+
+namespace {
+
+/// Applies one epilogue op to an accumulator vector. `residual` loads the tensor operand of
+/// AddTensor/MulTensor at this vector's position.
+Value* applyEpilogueOp(GemmIrContext& c, IRBuilder<>& b, const EpilogueOp& op, Value* x,
+                       function_ref<Value*(int arg)> residual) {
+  auto sel = [&](Value* cond, Value* t, Value* f) { return b.CreateSelect(cond, t, f); };
+  Value* zero = c.vf(0.0f);
+  Value* one = c.vf(1.0f);
+  switch (op.kind) {
+  case EpilogueOp::Kind::Relu:
+    return b.CreateSelect(b.CreateFCmpOGT(x, zero), x, zero, "relu");
+  case EpilogueOp::Kind::Clip: {
+    Value* lo = c.vf(op.lo);
+    Value* hi = c.vf(op.hi);
+    x = sel(b.CreateFCmpOLT(x, lo), lo, x);
+    return sel(b.CreateFCmpOGT(x, hi), hi, x);
+  }
+  case EpilogueOp::Kind::LeakyRelu:
+    return sel(b.CreateFCmpOLT(x, zero), b.CreateFMul(x, c.vf(op.alpha)), x);
+  case EpilogueOp::Kind::Sigmoid: {
+    Value* e = emitVectorExp(c, b, b.CreateFNeg(x));
+    return b.CreateFDiv(one, b.CreateFAdd(one, e), "sigmoid");
+  }
+  case EpilogueOp::Kind::HardSigmoid: {
+    Value* t = b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {x, c.vf(op.alpha), c.vf(op.beta)});
+    t = sel(b.CreateFCmpOLT(t, one), t, one);
+    return sel(b.CreateFCmpOGT(t, zero), t, zero);
+  }
+  case EpilogueOp::Kind::HardSwish: {
+    Value* t = b.CreateFAdd(b.CreateFDiv(x, c.vf(6.0f)), c.vf(0.5f));
+    t = sel(b.CreateFCmpOLT(t, one), t, one);
+    t = sel(b.CreateFCmpOGT(t, zero), t, zero);
+    return b.CreateFMul(x, t, "hardswish");
+  }
+  case EpilogueOp::Kind::AddTensor:
+    return b.CreateFAdd(x, residual(op.arg), "add");
+  case EpilogueOp::Kind::MulTensor:
+    return b.CreateFMul(x, residual(op.arg), "mul");
+  }
+  return x;
+}
+
+} // namespace
+
+Function* emitMicroKernel(GemmIrContext& c, bool edge) {
+  const GemmPlan& p = c.plan;
+  const GemmSpec& s = c.spec;
+  const int mr = int(p.mr), nv = int(p.nr / 8);
+  Function* f =
+      c.makeFunction(edge ? "ukernel.edge" : "ukernel", Type::getVoidTy(c.ctx),
+                     {c.ptr, c.i64, c.ptr, c.ptr, c.i64, c.i1, c.i1, c.i64, c.i64, c.i64, c.i64},
+                     /*internal=*/true);
+  Argument* argv = f->getArg(0);
+  const char* names[] = {"args", "kLen", "Ap",   "Bp",     "cOff",  "accumulate",
+                         "last", "mAbs", "nAbs", "mValid", "nValid"};
+  for (unsigned i = 0; i < f->arg_size(); ++i)
+    f->getArg(i)->setName(names[i]);
+  for (unsigned i : {2u, 3u}) {
+    f->addParamAttr(i, Attribute::NoAlias);
+    f->addParamAttr(i, Attribute::ReadOnly);
+  }
+  Value *kLen = f->getArg(1), *ap = f->getArg(2), *bp = f->getArg(3), *cOff = f->getArg(4);
+  Value *accumulate = f->getArg(5), *last = f->getArg(6), *mAbs = f->getArg(7),
+        *nAbs = f->getArg(8);
+  Value *mValid = f->getArg(9), *nValid = f->getArg(10);
+
+  IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
+  Value* cBase = loadArg(b, argv, p.cArg, "C");
+  Value* cTile = floatGep(b, cBase, cOff, "C.tile");
+
+  // Masks of the edge variant: row i and column block j are live when inside the tile.
+  std::vector<std::vector<Value*>> masks(mr, std::vector<Value*>(nv, nullptr));
+  std::vector<Value*> rowLive(mr, nullptr);
+  if (edge) {
+    Value* nv32 = b.CreateVectorSplat(8, b.CreateTrunc(nValid, c.i32));
+    for (int j = 0; j < nv; ++j) {
+      SmallVector<Constant*, 8> lanes;
+      for (int l = 0; l < 8; ++l)
+        lanes.push_back(ConstantInt::get(c.i32, 8 * j + l));
+      Value* colMask = b.CreateICmpSLT(ConstantVector::get(lanes), nv32, "colmask");
+      for (int i = 0; i < mr; ++i) {
+        rowLive[i] = b.CreateICmpSLT(c.c64(i), mValid, "rowlive");
+        masks[i][j] = b.CreateAnd(colMask, b.CreateVectorSplat(8, rowLive[i]));
+      }
+    }
+  }
+  auto rowPtr = [&](Value* base, int i, int j) {
+    return floatGep(b, base, c.c64(int64_t(i) * p.cRowStride + 8 * j));
+  };
+  auto loadTile = [&](Value* base, int i, int j) -> Value* {
+    Value* at = rowPtr(base, i, j);
+    if (edge)
+      return b.CreateMaskedLoad(c.v8f32, at, Align(4), masks[i][j], c.vf(0.0f));
+    return b.CreateAlignedLoad(c.v8f32, at, Align(4));
+  };
+  auto storeTile = [&](Value* v, Value* base, int i, int j) {
+    Value* at = rowPtr(base, i, j);
+    if (edge)
+      b.CreateMaskedStore(v, at, Align(4), masks[i][j]);
+    else
+      b.CreateAlignedStore(v, at, Align(4));
+  };
+
+  // The k loop: acc[i][j] += splat(Ap[k*mr + i]) * Bp[k*nr + 8j .. +8].
+  BasicBlock* entry = b.GetInsertBlock();
+  BasicBlock* header = BasicBlock::Create(c.ctx, "k.header", f);
+  BasicBlock* body = BasicBlock::Create(c.ctx, "k.body", f);
+  BasicBlock* done = BasicBlock::Create(c.ctx, "k.exit", f);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  PHINode* k = b.CreatePHI(c.i64, 2, "k");
+  k->addIncoming(c.c64(0), entry);
+  std::vector<PHINode*> accPhi;
+  for (int i = 0; i < mr; ++i)
+    for (int j = 0; j < nv; ++j) {
+      PHINode* phi = b.CreatePHI(c.v8f32, 2, "acc" + std::to_string(i) + "_" + std::to_string(j));
+      phi->addIncoming(c.vf(0.0f), entry);
+      accPhi.push_back(phi);
+    }
+  b.CreateCondBr(b.CreateICmpSLT(k, kLen), body, done);
+  b.SetInsertPoint(body);
+  Value* bRow = floatGep(b, bp, b.CreateMul(k, c.c64(p.nr)), "b.row");
+  Value* aCol = floatGep(b, ap, b.CreateMul(k, c.c64(p.mr)), "a.col");
+  std::vector<Value*> bVec;
+  for (int j = 0; j < nv; ++j)
+    bVec.push_back(b.CreateAlignedLoad(c.v8f32, floatGep(b, bRow, c.c64(8 * j)), Align(4), "b"));
+  for (int i = 0; i < mr; ++i) {
+    Value* a = b.CreateAlignedLoad(c.f32, floatGep(b, aCol, c.c64(i)), Align(4), "a");
+    Value* aSplat = b.CreateVectorSplat(8, a);
+    for (int j = 0; j < nv; ++j) {
+      PHINode* phi = accPhi[i * nv + j];
+      phi->addIncoming(b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {aSplat, bVec[j], phi}),
+                       body);
+    }
+  }
+  k->addIncoming(b.CreateAdd(k, c.c64(1), "k.next", true, true), body);
+  b.CreateBr(header);
+
+  // Add the partial sums of earlier K blocks.
+  b.SetInsertPoint(done);
+  BasicBlock* addC = BasicBlock::Create(c.ctx, "add.c", f);
+  BasicBlock* join = BasicBlock::Create(c.ctx, "join", f);
+  b.CreateCondBr(accumulate, addC, join);
+  b.SetInsertPoint(addC);
+  std::vector<Value*> summed;
+  for (int i = 0; i < mr; ++i)
+    for (int j = 0; j < nv; ++j)
+      summed.push_back(b.CreateFAdd(accPhi[i * nv + j], loadTile(cTile, i, j)));
+  b.CreateBr(join);
+  b.SetInsertPoint(join);
+  std::vector<Value*> acc;
+  for (size_t t = 0; t < accPhi.size(); ++t) {
+    PHINode* phi = b.CreatePHI(c.v8f32, 2, "sum");
+    phi->addIncoming(accPhi[t], done);
+    phi->addIncoming(summed[t], addC);
+    acc.push_back(phi);
+  }
+  BasicBlock* partial = BasicBlock::Create(c.ctx, "store.partial", f);
+  BasicBlock* final = BasicBlock::Create(c.ctx, "store.final", f);
+  b.CreateCondBr(last, final, partial);
+
+  b.SetInsertPoint(partial);
+  for (int i = 0; i < mr; ++i)
+    for (int j = 0; j < nv; ++j)
+      storeTile(acc[i * nv + j], cTile, i, j);
+  b.CreateRetVoid();
+
+  // The fused store: alpha, bias, epilogue ops, in the order of the spec.
+  b.SetInsertPoint(final);
+  Value* bias = s.bias != GemmSpec::Bias::None ? loadArg(b, argv, s.biasArg, "bias") : nullptr;
+  std::vector<Value*> residualBase(c.kernel.args.size(), nullptr);
+  for (const EpilogueOp& op : s.epilogue)
+    if ((op.kind == EpilogueOp::Kind::AddTensor || op.kind == EpilogueOp::Kind::MulTensor) &&
+        !residualBase[op.arg])
+      residualBase[op.arg] =
+          floatGep(b, loadArg(b, argv, op.arg, "residual"), cOff, "residual.tile");
+  for (int i = 0; i < mr; ++i) {
+    Value* rowBias = nullptr;
+    if (s.bias == GemmSpec::Bias::PerRow) {
+      // Rows past the edge read row 0 of the tile, which always exists.
+      Value* row = edge ? b.CreateSelect(rowLive[i], c.c64(i), c.c64(0)) : c.c64(i);
+      Value* v = b.CreateAlignedLoad(c.f32, floatGep(b, bias, b.CreateAdd(mAbs, row)), Align(4),
+                                     "bias.row");
+      rowBias = b.CreateVectorSplat(8, v);
+    }
+    for (int j = 0; j < nv; ++j) {
+      Value* x = acc[i * nv + j];
+      if (s.alpha != 1.0f)
+        x = b.CreateFMul(x, c.vf(s.alpha), "alpha");
+      Value* bv = rowBias;
+      if (s.bias == GemmSpec::Bias::PerColumn || s.bias == GemmSpec::Bias::Full) {
+        Value* off = b.CreateAdd(nAbs, c.c64(8 * j));
+        if (s.bias == GemmSpec::Bias::Full)
+          off = b.CreateAdd(off, b.CreateMul(b.CreateAdd(mAbs, c.c64(i)), c.c64(p.N)));
+        Value* at = floatGep(b, bias, off);
+        bv = edge ? static_cast<Value*>(
+                        b.CreateMaskedLoad(c.v8f32, at, Align(4), masks[i][j], c.vf(0.0f)))
+                  : b.CreateAlignedLoad(c.v8f32, at, Align(4));
+      }
+      if (bv) {
+        if (s.beta != 1.0f)
+          bv = b.CreateFMul(bv, c.vf(s.beta));
+        x = b.CreateFAdd(x, bv, "biased");
+      }
+      for (const EpilogueOp& op : s.epilogue)
+        x = applyEpilogueOp(c, b, op, x,
+                            [&](int arg) { return loadTile(residualBase[arg], i, j); });
+      storeTile(x, cTile, i, j);
+    }
+  }
+  b.CreateRetVoid();
+  return f;
+}
+
+} // namespace fb::cg::gemmir

@@ -1,0 +1,194 @@
+// GemmPlan: resolving a GemmSpec's blocking and operand strides (see GemmPlan.h).
+#include "codegen/gemm/GemmPlan.h"
+
+#include "codegen/loops/Kernel.h"
+
+#include <algorithm>
+#include <numeric>
+#include <thread>
+
+namespace fb::cg {
+
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+int64_t roundUp(int64_t a, int64_t b) {
+  return ceilDiv(a, b) * b;
+}
+
+/// Default cache blocks (BLIS's Zen values, rounded): A block mc×kc ≈ 144 KiB in L2, a B
+/// micro-panel kc×nr = 16 KiB in L1, the B block kc×nc = 256 KiB in L2.
+constexpr int64_t kDefaultKc = 256;
+constexpr int64_t kDefaultMc = 144;
+constexpr int64_t kDefaultNc = 256;
+/// Below this many flops a kernel runs on the calling thread: waking the pool costs more.
+constexpr double kMinParallelFlops = 256.0 * 1024;
+
+/// Splits `extent` into blocks of at most `maxBlock` of nearly equal size, each a multiple of
+/// `quantum`, and returns the block size.
+int64_t balancedBlock(int64_t extent, int64_t maxBlock, int64_t quantum) {
+  maxBlock = std::max(quantum, maxBlock / quantum * quantum);
+  int64_t blocks = ceilDiv(extent, maxBlock);
+  return roundUp(ceilDiv(extent, blocks), quantum);
+}
+
+} // namespace
+
+void chooseRegisterTile(int64_t m, int64_t& mr, int64_t& nr) {
+  // 16 ymm registers: mr*nr/8 accumulators + nr/8 B vectors + one broadcast of A. Skinny M
+  // keeps ≥ 8 independent accumulators so the two FMA pipes (latency 4) stay busy.
+  switch (m) {
+  case 1:
+    mr = 1;
+    nr = 64;
+    break;
+  case 2:
+    mr = 2;
+    nr = 48;
+    break;
+  case 3:
+    mr = 3;
+    nr = 32;
+    break;
+  case 4:
+    mr = 4;
+    nr = 24;
+    break;
+  case 5:
+    mr = 5;
+    nr = 16;
+    break;
+  default:
+    mr = 6;
+    nr = 16;
+    break;
+  }
+}
+
+Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
+  if (threads <= 0)
+    threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  if (!kernel.gemm)
+    return makeError("kernel ", kernel.name, ": not a GEMM-class kernel");
+  const GemmSpec& s = *kernel.gemm;
+  auto where = [&](const std::string& what) {
+    return makeError("kernel ", kernel.name, " (", kernel.opSummary, "): ", what);
+  };
+  auto validArg = [&](int arg) { return arg >= 0 && size_t(arg) < kernel.args.size(); };
+  GemmPlan p;
+  p.parallel = s.parallel;
+  p.cArg = s.cArg;
+  if (!validArg(s.cArg))
+    return where("GEMM output argument index " + std::to_string(s.cArg) + " is out of range");
+
+  if (s.conv) {
+    const ConvGeometry& c = *s.conv;
+    if (c.groups < 1 || c.inChannels % c.groups || c.outChannels % c.groups)
+      return where("channels are not divisible by groups");
+    if (c.outH < 1 || c.outW < 1 || c.inH < 1 || c.inW < 1 || c.kernelH < 1 || c.kernelW < 1 ||
+        c.strideH < 1 || c.strideW < 1 || c.dilationH < 1 || c.dilationW < 1)
+      return where("invalid convolution geometry");
+    int64_t cinG = c.inChannels / c.groups;
+    int64_t hw = c.outH * c.outW, inHw = c.inH * c.inW;
+    p.batch = c.batch;
+    p.groups = c.groups;
+    p.M = c.outChannels / c.groups;
+    p.N = hw;
+    p.K = cinG * c.kernelH * c.kernelW;
+    // A: weights OIHW, rows of K contiguous elements, one group after the other.
+    p.a = {OperandSource::Strided, s.aArg, 0, p.M * p.K, p.K, 1};
+    bool pointwise = c.kernelH == 1 && c.kernelW == 1 && c.strideH == 1 && c.strideW == 1 &&
+                     c.padTop == 0 && c.padLeft == 0 && c.outH == c.inH && c.outW == c.inW;
+    if (pointwise)
+      p.b = {OperandSource::Strided, s.bArg, c.inChannels * inHw, cinG * inHw, inHw, 1};
+    else
+      p.b = {OperandSource::Im2col, s.bArg, c.inChannels * inHw, cinG * inHw, 0, 0};
+    p.cBatchStride = c.outChannels * hw;
+    p.cGroupStride = p.M * hw;
+    p.cRowStride = hw;
+  } else {
+    p.batch = s.batch;
+    p.M = s.M;
+    p.N = s.N;
+    p.K = s.K;
+    p.a = {OperandSource::Strided, s.aArg, s.aBatchStride, 0, s.aRowStride, s.aColStride};
+    p.b = {OperandSource::Strided, s.bArg, s.bBatchStride, 0, s.bRowStride, s.bColStride};
+    p.cBatchStride = s.cBatchStride;
+    p.cRowStride = s.cRowStride;
+  }
+  if (p.batch < 1 || p.M < 1 || p.N < 1 || p.K < 0)
+    return where("empty or negative GEMM extents M=" + std::to_string(p.M) +
+                 " N=" + std::to_string(p.N) + " K=" + std::to_string(p.K));
+
+  // Register tile and cache blocks.
+  chooseRegisterTile(p.M, p.mr, p.nr);
+  if (s.mr > 0)
+    p.mr = s.mr;
+  if (s.nr > 0)
+    p.nr = s.nr;
+  if (p.nr % 8 || p.mr < 1 || p.mr * (p.nr / 8) > 14 || p.nr > 64)
+    return where("register tile " + std::to_string(p.mr) + "x" + std::to_string(p.nr) +
+                 " does not fit: nr must be a multiple of 8 and mr*nr/8 at most 14");
+  p.kc = std::max<int64_t>(
+      1, balancedBlock(std::max<int64_t>(p.K, 1), s.kc > 0 ? s.kc : kDefaultKc, 1));
+
+  // Constant operands read from pre-packed panels.
+  bool aConst = s.constantA.has_value(), bConst = s.constantB.has_value();
+
+  // Parallel split into parts of M and N. outer·parts should be a multiple of the threads.
+  int64_t outer = p.batch * p.groups;
+  int64_t want = 1;
+  if (p.parallel && p.flops() >= kMinParallelFlops && outer < 4 * threads)
+    want = threads / std::gcd(outer, int64_t(threads));
+  int64_t mPanels = ceilDiv(p.M, p.mr), nPanels = ceilDiv(p.N, p.nr);
+  int64_t ncMax = s.nc > 0 ? roundUp(s.nc, p.nr) : kDefaultNc;
+  // Splitting M re-packs B once per M part, splitting N re-packs A once per N part beyond the
+  // N blocks an item walks anyway: prefer the split that packs nothing twice.
+  bool splitMFirst = bConst || (!aConst && ceilDiv(p.N, ncMax) < want && mPanels >= want);
+  int64_t& first = splitMFirst ? p.mParts : p.nParts;
+  int64_t& second = splitMFirst ? p.nParts : p.mParts;
+  first = std::min(want, splitMFirst ? mPanels : nPanels);
+  second = std::min(ceilDiv(want, first), splitMFirst ? nPanels : mPanels);
+  p.mPart = roundUp(ceilDiv(p.M, p.mParts), p.mr);
+  p.mParts = ceilDiv(p.M, p.mPart);
+  p.nPart = roundUp(ceilDiv(p.N, p.nParts), p.nr);
+  p.nParts = ceilDiv(p.N, p.nPart);
+  p.parallel = p.parallel && p.items() > 1;
+  p.mc = balancedBlock(p.mPart, s.mc > 0 ? roundUp(s.mc, p.mr) : kDefaultMc, p.mr);
+  // A pre-packed B needs no buffer, so its block is the whole N part.
+  p.nc = bConst && s.nc == 0 ? p.nPart : balancedBlock(p.nPart, ncMax, p.nr);
+
+  p.aPanels = ceilDiv(p.M, p.mr);
+  p.bPanels = ceilDiv(p.N, p.nr);
+  if (s.constantA) {
+    p.a.source = OperandSource::Packed;
+    p.a.arg = s.packedAArg;
+    p.aSlices = (p.a.batchStride != 0 ? p.batch : 1) * p.groups;
+  }
+  if (s.constantB) {
+    if (s.conv)
+      return where("a constant convolution input is not supported");
+    p.b.source = OperandSource::Packed;
+    p.b.arg = s.packedBArg;
+    p.bSlices = p.b.batchStride != 0 ? p.batch : 1;
+  }
+  for (const OperandAccess* op : {&p.a, &p.b}) {
+    if (!validArg(op->arg))
+      return where(
+          op->source == OperandSource::Packed
+              ? std::string("constant operand is not packed: run packConstantOperands first")
+              : "GEMM operand argument index " + std::to_string(op->arg) + " is out of range");
+  }
+  if (s.bias != GemmSpec::Bias::None && !validArg(s.biasArg))
+    return where("bias argument index " + std::to_string(s.biasArg) + " is out of range");
+  for (const EpilogueOp& e : s.epilogue) {
+    bool tensor = e.kind == EpilogueOp::Kind::AddTensor || e.kind == EpilogueOp::Kind::MulTensor;
+    if (tensor && !validArg(e.arg))
+      return where("epilogue tensor argument index " + std::to_string(e.arg) + " is out of range");
+  }
+  return p;
+}
+
+} // namespace fb::cg

@@ -1,0 +1,63 @@
+// GemmPlan: a GemmSpec resolved into the concrete loop structure the micro-kernel generator
+// emits — register tile, cache blocks, parallel work items and every operand's strides.
+#pragma once
+
+#include "codegen/gemm/GemmSpec.h"
+#include "core/Error.h"
+
+#include <cstdint>
+
+namespace fb::cg {
+
+struct Kernel;
+
+/// How an operand of the GEMM is read.
+enum class OperandSource {
+  Strided, ///< element (r, c) at base + b*batch + g*group + r*row + c*col of a Kernel arg
+  Packed,  ///< pre-packed panels in a Weight arg (packConstantOperands)
+  Im2col,  ///< B of a convolution: gathered from the NCHW input with padding
+};
+
+/// One operand's resolved access: strides in elements of the argument it reads.
+struct OperandAccess {
+  OperandSource source = OperandSource::Strided;
+  int arg = -1;
+  int64_t batchStride = 0, groupStride = 0, rowStride = 0, colStride = 1;
+};
+
+/// The resolved kernel: C[b, g*M + m, n] over batch × groups × M × N × K in BLIS blocking.
+///
+/// Work is split into `items()` independent work items (batch, group, M part, N part), run by
+/// fb_parallel_for. Each item walks its N part in blocks of nc and K in blocks of kc, packs the
+/// B block (kc × nc) unless B is pre-packed, then for each mc block of its M part packs A
+/// (mc × kc) unless pre-packed, and runs the mr × nr micro-kernel over the block, B
+/// micro-panel outer so it stays in L1. The parts are chosen so that no operand is packed
+/// twice when one is constant: M is split when B is pre-packed, N when A is.
+struct GemmPlan {
+  int64_t batch = 1, groups = 1, M = 0, N = 0, K = 0;
+  int64_t mr = 6, nr = 16, mc = 0, kc = 0, nc = 0;
+  int64_t mParts = 1, mPart = 0; ///< M split for parallelism (mPart is a multiple of mr)
+  int64_t nParts = 1, nPart = 0; ///< N split for parallelism (nPart is a multiple of nr)
+  OperandAccess a, b;
+  int cArg = -1;
+  int64_t cBatchStride = 0, cGroupStride = 0, cRowStride = 0;
+  bool parallel = true;
+  /// Packed panel counts of constant operands (per batch·group slice).
+  int64_t aPanels = 0, bPanels = 0;
+  /// How many distinct A / B slices a packed operand holds (1 when shared by all batches).
+  int64_t aSlices = 1, bSlices = 1;
+
+  int64_t items() const { return batch * groups * mParts * nParts; }
+  double flops() const { return 2.0 * double(batch * groups) * double(M) * double(N) * double(K); }
+};
+
+/// Resolves the blocking (defaults for the host, or the spec's overrides) and the operand
+/// access of a GEMM-class kernel, or an error naming what is inconsistent in the spec.
+/// `threads` is the parallelism to plan work items for (0: the host's hardware threads).
+Expected<GemmPlan> planGemm(const Kernel& kernel, int threads = 0);
+
+/// The register tile the generator uses for an M of `m` rows on AVX2 (16 vector registers):
+/// 6×16 normally, a wider and flatter tile for skinny products (GEMV-like M < 6).
+void chooseRegisterTile(int64_t m, int64_t& mr, int64_t& nr);
+
+} // namespace fb::cg

@@ -1,0 +1,519 @@
+// The loop-IR → LLVM IR emitter: functions, loops, closures for parallel loops, widening.
+#include "codegen/llvm/LoopEmitter.h"
+
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
+
+#include <functional>
+
+namespace fb::cg {
+
+std::string llvmSafeName(const std::string& name) {
+  std::string s;
+  for (char c : name) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+    if (ok)
+      s += c;
+    else if (!s.empty() && s.back() != '_')
+      s += '_';
+  }
+  while (!s.empty() && (s.back() == '_' || s.back() == '.'))
+    s.pop_back();
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+    s = "v" + s;
+  return s;
+}
+
+namespace loopemit {
+
+void collectUses(const ExprPtr& e, Uses& u) {
+  if (!e)
+    return;
+  if (e->kind == Expr::Kind::Var)
+    u.vars.insert(e->name);
+  if (e->kind == Expr::Kind::Load && e->buffer) {
+    if (e->buffer->kind == Buffer::Kind::Arg)
+      u.args.insert(e->buffer->arg);
+    else
+      u.locals.insert(e->buffer->name);
+  }
+  for (const ExprPtr& o : e->operands)
+    collectUses(o, u);
+}
+
+void collectUses(const StmtPtr& s, Uses& u) {
+  forEachStmt(s, [&](const Stmt& st) {
+    collectUses(st.min, u);
+    collectUses(st.extent, u);
+    collectUses(st.value, u);
+    collectUses(st.cond, u);
+    for (const ExprPtr& i : st.indices)
+      collectUses(i, u);
+    if (st.kind == Stmt::Kind::Store && st.buffer) {
+      if (st.buffer->kind == Buffer::Kind::Arg)
+        u.args.insert(st.buffer->arg);
+      else
+        u.locals.insert(st.buffer->name);
+    }
+  });
+}
+
+bool exprUsesAny(const ExprPtr& e, const std::set<std::string>& vars) {
+  if (!e)
+    return false;
+  if (e->kind == Expr::Kind::Var && vars.count(e->name))
+    return true;
+  for (const ExprPtr& o : e->operands)
+    if (exprUsesAny(o, vars))
+      return true;
+  return false;
+}
+
+bool exprHasExplicitVector(const ExprPtr& e) {
+  if (!e)
+    return false;
+  if (e->type.lanes > 1 || e->kind == Expr::Kind::Ramp || e->kind == Expr::Kind::Broadcast)
+    return true;
+  for (const ExprPtr& o : e->operands)
+    if (exprHasExplicitVector(o))
+      return true;
+  return false;
+}
+
+bool canWiden(const StmtPtr& body, const std::string& var) {
+  std::set<std::string> laneVars{var};
+  std::set<std::string> privateLocals;
+  bool ok = true;
+  std::function<void(const StmtPtr&)> walk = [&](const StmtPtr& s) {
+    if (!s || !ok)
+      return;
+    switch (s->kind) {
+    case Stmt::Kind::For:
+      if (exprUsesAny(s->min, laneVars) || exprUsesAny(s->extent, laneVars) ||
+          exprHasExplicitVector(s->min) || exprHasExplicitVector(s->extent))
+        ok = false;
+      walk(s->body);
+      break;
+    case Stmt::Kind::Store: {
+      bool dep = false;
+      for (const ExprPtr& i : s->indices) {
+        dep = dep || exprUsesAny(i, laneVars);
+        ok = ok && !exprHasExplicitVector(i);
+      }
+      // A store to a local allocated inside the loop writes each lane's private copy.
+      bool privateLocal = s->buffer && s->buffer->kind == Buffer::Kind::Local &&
+                          privateLocals.count(s->buffer->name);
+      ok = ok && (dep || privateLocal) && !exprHasExplicitVector(s->value);
+      break;
+    }
+    case Stmt::Kind::Block:
+      for (const StmtPtr& c : s->stmts)
+        walk(c);
+      break;
+    case Stmt::Kind::If: // a lane-dependent condition becomes a mask on the accesses
+      if (exprHasExplicitVector(s->cond))
+        ok = false;
+      walk(s->thenBody);
+      walk(s->elseBody);
+      break;
+    case Stmt::Kind::Let:
+      if (exprHasExplicitVector(s->value))
+        ok = false;
+      if (exprUsesAny(s->value, laneVars))
+        laneVars.insert(s->var);
+      walk(s->body);
+      break;
+    case Stmt::Kind::Alloc: // privatized per lane (Emitter::emitAlloc)
+      if (s->buffer)
+        privateLocals.insert(s->buffer->name);
+      walk(s->body);
+      break;
+    }
+  };
+  walk(body);
+  return ok;
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Functions
+
+Expected<llvm::Function*> Emitter::run() {
+  if (!m_kernel.body)
+    return makeError("kernel ", m_kernel.name, " has no loop nest to emit");
+  if (m_module.getFunction(m_kernel.name))
+    return makeError("kernel ", m_kernel.name, " is defined twice in module ",
+                     m_module.getModuleIdentifier());
+  llvm::Type* ptr = m_b.getPtrTy();
+  auto* fnTy = llvm::FunctionType::get(m_b.getVoidTy(), {ptr}, false);
+  llvm::Function* fn =
+      llvm::Function::Create(fnTy, llvm::Function::ExternalLinkage, m_kernel.name, m_module);
+  fn->setDoesNotThrow();
+  fn->addParamAttr(0, llvm::Attribute::NoAlias);
+  fn->addParamAttr(0, llvm::Attribute::NoCapture);
+  fn->addParamAttr(0, llvm::Attribute::ReadOnly);
+  fn->getArg(0)->setName("args");
+
+  // Alias scopes: one per noalias argument, in one domain per kernel.
+  size_t n = m_kernel.args.size();
+  llvm::MDBuilder mdb(m_ctx);
+  // Scope names carry no graph names, so that identical kernels print (and hash) alike.
+  llvm::MDNode* domain = mdb.createAnonymousAliasScopeDomain("fb.args");
+  std::vector<llvm::MDNode*> scopes(n, nullptr);
+  for (size_t i = 0; i < n; ++i)
+    if (m_options.noAliasArgs.empty() || (i < m_options.noAliasArgs.size() && m_options.noAliasArgs[i]))
+      scopes[i] = mdb.createAnonymousAliasScope(domain, "arg" + std::to_string(i));
+  m_scopeOf.assign(n, nullptr);
+  m_noAliasOf.assign(n, nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    if (!scopes[i])
+      continue;
+    m_scopeOf[i] = llvm::MDNode::get(m_ctx, {scopes[i]});
+    std::vector<llvm::Metadata*> others;
+    for (size_t j = 0; j < n; ++j)
+      if (j != i && scopes[j])
+        others.push_back(scopes[j]);
+    m_noAliasOf[i] = llvm::MDNode::get(m_ctx, others);
+  }
+
+  m_fs.fn = fn;
+  m_fs.entry = llvm::BasicBlock::Create(m_ctx, "entry", fn);
+  m_b.SetInsertPoint(m_fs.entry);
+  for (size_t i = 0; i < n; ++i) {
+    llvm::Value* slot = m_b.CreateConstInBoundsGEP1_64(ptr, fn->getArg(0), i);
+    auto* p = m_b.CreateLoad(ptr, slot, llvmSafeName(m_kernel.args[i].name));
+    p->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(m_ctx, {}));
+    m_fs.argPtrs.push_back(p);
+  }
+  emitStmt(m_kernel.body);
+  m_b.CreateRetVoid();
+  if (m_error) {
+    fn->eraseFromParent();
+    for (llvm::Function& f : llvm::make_early_inc_range(m_module))
+      if (f.getName().starts_with(m_kernel.name + ".") && f.use_empty())
+        f.eraseFromParent();
+    return *m_error;
+  }
+  return fn;
+}
+
+llvm::AllocaInst* Emitter::entryAlloca(llvm::Type* t, llvm::Value* count, const std::string& name) {
+  llvm::IRBuilder<> eb(m_fs.entry, m_fs.entry->getFirstInsertionPt());
+  llvm::AllocaInst* a = eb.CreateAlloca(t, count, name);
+  a->setAlignment(llvm::Align(64));
+  return a;
+}
+
+llvm::MDNode* Emitter::loopMetadata(const std::vector<llvm::Metadata*>& properties) {
+  std::vector<llvm::Metadata*> ops{nullptr};
+  ops.insert(ops.end(), properties.begin(), properties.end());
+  llvm::MDNode* md = llvm::MDNode::getDistinct(m_ctx, ops);
+  md->replaceOperandWith(0, md);
+  return md;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statements
+
+void Emitter::emitStmt(const StmtPtr& s) {
+  if (!s || m_error)
+    return;
+  switch (s->kind) {
+  case Stmt::Kind::For: emitFor(*s); return;
+  case Stmt::Kind::Store: emitStore(*s); return;
+  case Stmt::Kind::Block:
+    for (const StmtPtr& c : s->stmts)
+      emitStmt(c);
+    return;
+  case Stmt::Kind::If: emitIf(*s); return;
+  case Stmt::Kind::Let: emitLet(*s); return;
+  case Stmt::Kind::Alloc: emitAlloc(*s); return;
+  }
+  __builtin_unreachable();
+}
+
+void Emitter::emitFor(const Stmt& s) {
+  std::string label = llvmSafeName(s.comment.empty() ? s.var : s.comment);
+  if (!s.min || !s.extent || !s.body)
+    return fail("loop " + s.var + " lacks bounds or a body");
+  if (isLaneDependent(s.min) || isLaneDependent(s.extent))
+    return fail("loop " + s.var + " has bounds that differ per vector lane");
+  int64_t extent = 0;
+  bool constExtent = s.extent->isIntConst(&extent);
+  if (s.forKind == ForKind::Parallel && m_options.parallel && !m_fs.inClosure && m_lanes == 0 &&
+      !(constExtent && extent <= 1))
+    return emitParallel(s, label);
+  if (s.forKind == ForKind::Vectorized && m_lanes == 0 && constExtent && extent > 1 &&
+      extent <= 64 && canWiden(s.body, s.var))
+    return emitWidened(s, int(extent));
+  llvm::MDNode* md = nullptr;
+  if (s.forKind == ForKind::Vectorized) {
+    llvm::Metadata* enable[] = {llvm::MDString::get(m_ctx, "llvm.loop.vectorize.enable"),
+                                llvm::ConstantAsMetadata::get(m_b.getTrue())};
+    llvm::Metadata* width[] = {
+        llvm::MDString::get(m_ctx, "llvm.loop.vectorize.width"),
+        llvm::ConstantAsMetadata::get(m_b.getInt32(uint32_t(constExtent ? std::min<int64_t>(extent, 16) : 8)))};
+    md = loopMetadata({llvm::MDNode::get(m_ctx, enable), llvm::MDNode::get(m_ctx, width)});
+  } else if (s.forKind == ForKind::Unrolled) {
+    md = loopMetadata({llvm::MDNode::get(m_ctx, {llvm::MDString::get(m_ctx, "llvm.loop.unroll.full")})});
+  }
+  llvm::Value* lo = emitExpr(s.min);
+  llvm::Value* hi = m_b.CreateAdd(lo, emitExpr(s.extent), s.var + ".end", false, true);
+  emitSerialLoop(s, label, md, lo, hi, /*closureIndex=*/false);
+}
+
+void Emitter::emitSerialLoop(const Stmt& s, const std::string& label, llvm::MDNode* loopMd,
+                             llvm::Value* lo, llvm::Value* hi, bool closureIndex) {
+  (void)closureIndex;
+  llvm::Function* fn = m_fs.fn;
+  llvm::BasicBlock* pre = m_b.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(m_ctx, label + ".header", fn);
+  auto* body = llvm::BasicBlock::Create(m_ctx, label + ".body", fn);
+  auto* exit = llvm::BasicBlock::Create(m_ctx, label + ".exit", fn);
+  m_b.CreateBr(header);
+  m_b.SetInsertPoint(header);
+  llvm::PHINode* iv = m_b.CreatePHI(m_b.getInt64Ty(), 2, s.var);
+  iv->addIncoming(lo, pre);
+  m_b.CreateCondBr(m_b.CreateICmpSLT(iv, hi, s.var + ".cond"), body, exit);
+  m_b.SetInsertPoint(body);
+  auto saved = m_vars.find(s.var) != m_vars.end() ? std::optional<Binding>(m_vars[s.var]) : std::nullopt;
+  m_vars[s.var] = Binding{iv};
+  emitStmt(s.body);
+  if (saved)
+    m_vars[s.var] = *saved;
+  else
+    m_vars.erase(s.var);
+  llvm::Value* next = m_b.CreateAdd(iv, i64(1), s.var + ".next", true, true);
+  llvm::BasicBlock* latch = m_b.GetInsertBlock();
+  llvm::BranchInst* back = m_b.CreateBr(header);
+  if (loopMd)
+    back->setMetadata(llvm::LLVMContext::MD_loop, loopMd);
+  iv->addIncoming(next, latch);
+  m_b.SetInsertPoint(exit);
+}
+
+void Emitter::emitWidened(const Stmt& s, int lanes) {
+  llvm::Value* base = emitExpr(s.min);
+  Binding lane;
+  lane.lane = true;
+  lane.affine = true;
+  lane.base = base;
+  lane.stride = 1;
+  auto saved = m_vars.find(s.var) != m_vars.end() ? std::optional<Binding>(m_vars[s.var]) : std::nullopt;
+  m_vars[s.var] = lane;
+  m_lanes = lanes;
+  emitStmt(s.body);
+  m_lanes = 0;
+  if (saved)
+    m_vars[s.var] = *saved;
+  else
+    m_vars.erase(s.var);
+}
+
+void Emitter::emitParallel(const Stmt& s, const std::string& label) {
+  // 1. What the body needs from the enclosing function.
+  Uses uses;
+  collectUses(s.body, uses);
+  std::vector<std::string> capturedVars;
+  for (const std::string& v : uses.vars)
+    if (m_vars.count(v) && v != s.var)
+      capturedVars.push_back(v);
+  std::vector<int> capturedArgs;
+  for (int a : uses.args) {
+    if (a < 0 || size_t(a) >= m_fs.argPtrs.size() || !m_fs.argPtrs[size_t(a)])
+      return fail("loop " + s.var + " uses argument " + std::to_string(a) + " which is not available");
+    capturedArgs.push_back(a);
+  }
+  std::vector<std::string> capturedLocals;
+  for (const std::string& l : uses.locals)
+    if (m_fs.locals.count(l))
+      capturedLocals.push_back(l);
+
+  // 2. The context struct: min, then args, locals and variables.
+  llvm::Value* lo = emitExpr(s.min);
+  llvm::Value* extent = emitExpr(s.extent);
+  std::vector<llvm::Type*> fieldTypes{m_b.getInt64Ty()};
+  std::vector<llvm::Value*> fieldValues{lo};
+  for (int a : capturedArgs) {
+    fieldTypes.push_back(m_b.getPtrTy());
+    fieldValues.push_back(m_fs.argPtrs[size_t(a)]);
+  }
+  for (const std::string& l : capturedLocals) {
+    fieldTypes.push_back(m_b.getPtrTy());
+    fieldValues.push_back(m_fs.locals[l]);
+  }
+  for (const std::string& v : capturedVars) {
+    fieldTypes.push_back(m_vars[v].value->getType());
+    fieldValues.push_back(m_vars[v].value);
+  }
+  auto* ctxTy = llvm::StructType::create(m_ctx, fieldTypes, m_kernel.name + "." + label + ".ctx");
+  llvm::AllocaInst* ctx = entryAlloca(ctxTy, nullptr, label + ".ctx");
+  for (size_t i = 0; i < fieldValues.size(); ++i)
+    m_b.CreateStore(fieldValues[i], m_b.CreateStructGEP(ctxTy, ctx, unsigned(i)));
+
+  // 3. The closure.
+  llvm::Type* ptr = m_b.getPtrTy();
+  auto* closureTy =
+      llvm::FunctionType::get(m_b.getVoidTy(), {ptr, m_b.getInt64Ty(), m_b.getInt64Ty()}, false);
+  std::string closureName = m_kernel.name + "." + label + ".par" + std::to_string(m_closureCount++);
+  llvm::Function* closure = llvm::Function::Create(closureTy, llvm::Function::InternalLinkage,
+                                                   closureName, m_module);
+  closure->setDoesNotThrow();
+  closure->addParamAttr(0, llvm::Attribute::NoAlias);
+  closure->addParamAttr(0, llvm::Attribute::NoCapture);
+  closure->addParamAttr(0, llvm::Attribute::ReadOnly);
+  closure->getArg(0)->setName("ctx");
+  closure->getArg(1)->setName(s.var + ".begin");
+  closure->getArg(2)->setName(s.var + ".end");
+
+  FnState outer = std::move(m_fs);
+  auto outerVars = m_vars;
+  llvm::IRBuilderBase::InsertPoint outerIp = m_b.saveIP();
+
+  m_fs = FnState();
+  m_fs.fn = closure;
+  m_fs.inClosure = true;
+  m_fs.entry = llvm::BasicBlock::Create(m_ctx, "entry", closure);
+  m_fs.argPtrs.assign(outer.argPtrs.size(), nullptr);
+  m_b.SetInsertPoint(m_fs.entry);
+  auto field = [&](unsigned i, const std::string& name) {
+    return m_b.CreateLoad(fieldTypes[i], m_b.CreateStructGEP(ctxTy, closure->getArg(0), i), name);
+  };
+  llvm::Value* innerLo = field(0, s.var + ".min");
+  unsigned f = 1;
+  for (int a : capturedArgs)
+    m_fs.argPtrs[size_t(a)] = field(f++, llvmSafeName(m_kernel.args[size_t(a)].name));
+  for (const std::string& l : capturedLocals)
+    m_fs.locals[l] = field(f++, llvmSafeName(l));
+  m_vars.clear();
+  for (const std::string& v : capturedVars)
+    m_vars[v] = Binding{field(f++, v)};
+  llvm::Value* begin = m_b.CreateAdd(innerLo, closure->getArg(1), s.var + ".lo", false, true);
+  llvm::Value* end = m_b.CreateAdd(innerLo, closure->getArg(2), s.var + ".hi", false, true);
+  emitSerialLoop(s, label, nullptr, begin, end, /*closureIndex=*/true);
+  m_b.CreateRetVoid();
+
+  m_fs = std::move(outer);
+  m_vars = std::move(outerVars);
+  m_b.restoreIP(outerIp);
+
+  // 4. The call.
+  llvm::FunctionCallee pfor = m_module.getOrInsertFunction(
+      "fb_parallel_for",
+      llvm::FunctionType::get(m_b.getVoidTy(), {ptr, ptr, m_b.getInt64Ty()}, false));
+  m_b.CreateCall(pfor, {closure, ctx, extent});
+}
+
+void Emitter::emitIf(const Stmt& s) {
+  if (!s.cond || !s.thenBody)
+    return fail("an if statement lacks its condition or body");
+  if (m_lanes > 0 && isLaneDependent(s.cond)) {
+    // Predication: both branches run with the lanes where they apply as the access mask.
+    llvm::Value* cond = splat(emitExpr(s.cond), m_lanes);
+    if (cond->getType()->getScalarType() != m_b.getInt1Ty())
+      return fail("an if condition is not a bool");
+    llvm::Value* outer = m_mask;
+    llvm::Value* thenMask = outer ? m_b.CreateAnd(outer, cond, "if.mask") : cond;
+    m_mask = thenMask;
+    emitStmt(s.thenBody);
+    if (s.elseBody) {
+      llvm::Value* notCond = m_b.CreateNot(cond);
+      m_mask = outer ? m_b.CreateAnd(outer, notCond, "else.mask") : notCond;
+      emitStmt(s.elseBody);
+    }
+    m_mask = outer;
+    return;
+  }
+  llvm::Value* cond = emitExpr(s.cond);
+  if (cond->getType() != m_b.getInt1Ty())
+    return fail("an if condition is not a scalar bool");
+  llvm::Function* fn = m_fs.fn;
+  auto* thenBb = llvm::BasicBlock::Create(m_ctx, "if.then", fn);
+  auto* elseBb = s.elseBody ? llvm::BasicBlock::Create(m_ctx, "if.else", fn) : nullptr;
+  auto* merge = llvm::BasicBlock::Create(m_ctx, "if.end", fn);
+  m_b.CreateCondBr(cond, thenBb, elseBb ? elseBb : merge);
+  m_b.SetInsertPoint(thenBb);
+  emitStmt(s.thenBody);
+  m_b.CreateBr(merge);
+  if (elseBb) {
+    m_b.SetInsertPoint(elseBb);
+    emitStmt(s.elseBody);
+    m_b.CreateBr(merge);
+  }
+  m_b.SetInsertPoint(merge);
+}
+
+void Emitter::emitLet(const Stmt& s) {
+  if (!s.value)
+    return fail("let " + s.var + " has no value");
+  Binding b;
+  if (isLaneDependent(s.value)) {
+    b.lane = true;
+    if (s.value->type.dtype == DType::I64) {
+      Affine a = emitAffine(s.value);
+      if (!a.vector && a.lanes > 0) {
+        b.affine = true;
+        b.base = a.base;
+        b.stride = a.stride;
+      } else {
+        b.value = vectorOf(a);
+      }
+    } else {
+      b.value = emitExpr(s.value);
+    }
+  } else {
+    b.value = emitExpr(s.value);
+    if (b.value)
+      b.value->setName(s.var);
+  }
+  auto saved = m_vars.find(s.var) != m_vars.end() ? std::optional<Binding>(m_vars[s.var]) : std::nullopt;
+  m_vars[s.var] = b;
+  emitStmt(s.body);
+  if (saved)
+    m_vars[s.var] = *saved;
+  else
+    m_vars.erase(s.var);
+}
+
+void Emitter::emitAlloc(const Stmt& s) {
+  if (!s.buffer || s.buffer->kind != Buffer::Kind::Local)
+    return fail("an alloc without a local buffer");
+  const Buffer& buf = *s.buffer;
+  int64_t count = std::max<int64_t>(buf.numElements(), 1);
+  // Inside a widened loop every lane gets its own copy: element e of lane l is at e*lanes + l,
+  // so a lane-invariant index reads and writes one contiguous vector.
+  int lanes = m_lanes;
+  count *= std::max(lanes, 1);
+  llvm::Type* t = memoryType(buf.dtype);
+  int64_t bytes = count * int64_t(dtypeSize(buf.dtype));
+  std::string name = llvmSafeName(buf.name);
+  llvm::Value* storage = nullptr;
+  llvm::FunctionCallee freeFn;
+  if (bytes <= kMaxStackLocalBytes) {
+    storage = entryAlloca(t, i64(count), name);
+  } else {
+    llvm::FunctionCallee mallocFn = m_module.getOrInsertFunction(
+        "malloc", llvm::FunctionType::get(m_b.getPtrTy(), {m_b.getInt64Ty()}, false));
+    freeFn = m_module.getOrInsertFunction(
+        "free", llvm::FunctionType::get(m_b.getVoidTy(), {m_b.getPtrTy()}, false));
+    storage = m_b.CreateCall(mallocFn, {i64(bytes)}, name);
+  }
+  // Local names are unique within a kernel (never shadowed), so the scope just ends here.
+  m_fs.locals[buf.name] = storage;
+  m_fs.localLanes[buf.name] = lanes;
+  emitStmt(s.body);
+  m_fs.localLanes.erase(buf.name);
+  if (freeFn)
+    m_b.CreateCall(freeFn, {storage});
+  m_fs.locals.erase(buf.name);
+}
+
+
+} // namespace loopemit
+
+Expected<llvm::Function*> emitLoopKernel(llvm::Module& module, const Kernel& kernel,
+                                         const LoopEmitOptions& options) {
+  return loopemit::Emitter(module, kernel, options).run();
+}
+
+} // namespace fb::cg

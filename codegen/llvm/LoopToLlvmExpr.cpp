@@ -1,0 +1,428 @@
+// The loop-IR → LLVM IR emitter: memory accesses, lane-affine index arithmetic, expressions.
+#include "codegen/llvm/LlvmMath.h"
+#include "codegen/llvm/LoopEmitter.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace fb::cg::loopemit {
+
+// ---------------------------------------------------------------------------------------------
+// Memory accesses
+
+llvm::Value* Emitter::basePointer(const Buffer& buf) {
+  if (buf.kind == Buffer::Kind::Arg) {
+    if (buf.arg < 0 || size_t(buf.arg) >= m_fs.argPtrs.size() || !m_fs.argPtrs[size_t(buf.arg)]) {
+      fail("buffer " + buf.name + " names argument " + std::to_string(buf.arg) +
+           " which the kernel does not have");
+      return nullptr;
+    }
+    return m_fs.argPtrs[size_t(buf.arg)];
+  }
+  auto it = m_fs.locals.find(buf.name);
+  if (it == m_fs.locals.end()) {
+    fail("local buffer " + buf.name + " is used outside its alloc");
+    return nullptr;
+  }
+  return it->second;
+}
+
+Affine Emitter::flatIndex(const Buffer& buf, const std::vector<ExprPtr>& indices) {
+  Affine flat{i64(buf.offset), 0, nullptr, 0};
+  if (indices.size() != buf.rank()) {
+    fail("buffer " + buf.name + " of rank " + std::to_string(buf.rank()) + " indexed with " +
+         std::to_string(indices.size()) + " indices");
+    return flat;
+  }
+  for (size_t d = 0; d < indices.size(); ++d)
+    flat = addAffine(flat, scaleAffine(emitAffine(indices[d]), buf.strides[d]));
+  return flat;
+}
+
+void Emitter::tagAccess(llvm::Instruction* inst, const Buffer& buf) {
+  if (buf.kind != Buffer::Kind::Arg || buf.arg < 0 || size_t(buf.arg) >= m_scopeOf.size())
+    return;
+  if (llvm::MDNode* scope = m_scopeOf[size_t(buf.arg)]) {
+    inst->setMetadata(llvm::LLVMContext::MD_alias_scope, scope);
+    inst->setMetadata(llvm::LLVMContext::MD_noalias, m_noAliasOf[size_t(buf.arg)]);
+  }
+}
+
+int Emitter::privateLanes(const Buffer& buf) const {
+  if (buf.kind != Buffer::Kind::Local)
+    return 0;
+  auto it = m_fs.localLanes.find(buf.name);
+  return it == m_fs.localLanes.end() ? 0 : it->second;
+}
+
+llvm::Value* Emitter::privateAddress(const Buffer& buf, const std::vector<ExprPtr>& indices,
+                                     bool& contiguous) {
+  int lanes = privateLanes(buf);
+  llvm::Value* base = basePointer(buf);
+  llvm::Type* mt = memoryType(buf.dtype);
+  Affine idx = flatIndex(buf, indices);
+  contiguous = idx.lanes == 0 || (!idx.vector && idx.stride == 0);
+  if (contiguous)
+    return m_b.CreateInBoundsGEP(mt, base, m_b.CreateMul(idx.base, i64(lanes), "", false, true));
+  llvm::Value* perLane = m_b.CreateMul(splat(vectorOf(idx), lanes),
+                                       m_b.CreateVectorSplat(unsigned(lanes), i64(lanes)), "",
+                                       false, true);
+  return m_b.CreateInBoundsGEP(mt, base, m_b.CreateAdd(perLane, stepVector(lanes), "", false, true));
+}
+
+llvm::Value* Emitter::emitLoad(const Expr& e) {
+  const Buffer& buf = *e.buffer;
+  llvm::Value* base = basePointer(buf);
+  if (!base)
+    return llvm::PoisonValue::get(scalarType(buf.dtype));
+  if (int lanes = privateLanes(buf)) {
+    bool contiguous = false;
+    llvm::Value* addr = privateAddress(buf, e.operands, contiguous);
+    auto* vt = llvm::FixedVectorType::get(memoryType(buf.dtype), unsigned(lanes));
+    llvm::Align align(dtypeSize(buf.dtype));
+    llvm::Value* v = nullptr;
+    if (contiguous)
+      v = m_mask ? static_cast<llvm::Value*>(m_b.CreateMaskedLoad(
+                       vt, addr, align, m_mask, llvm::Constant::getNullValue(vt)))
+                 : static_cast<llvm::Value*>(
+                       m_b.CreateAlignedLoad(vt, addr, align, llvmSafeName(buf.name)));
+    else
+      v = m_b.CreateMaskedGather(vt, addr, align, m_mask, llvm::Constant::getNullValue(vt));
+    if (buf.dtype == DType::Bool)
+      v = m_b.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+    return v;
+  }
+  Affine idx = flatIndex(buf, e.operands);
+  llvm::Type* mt = memoryType(buf.dtype);
+  llvm::Align align(dtypeSize(buf.dtype));
+  llvm::Value* v = nullptr;
+  std::string name = llvmSafeName(buf.name);
+  if (m_mask) {
+    // Under a lane mask: inactive lanes must not touch memory (they may be out of bounds).
+    auto* vt = llvm::FixedVectorType::get(mt, unsigned(m_lanes));
+    llvm::Instruction* ld = nullptr;
+    if (idx.lanes > 0 && !idx.vector && idx.stride == 1)
+      ld = m_b.CreateMaskedLoad(vt, m_b.CreateInBoundsGEP(mt, base, idx.base), align, m_mask,
+                                llvm::Constant::getNullValue(vt), name);
+    else
+      ld = m_b.CreateMaskedGather(vt, m_b.CreateInBoundsGEP(mt, base, splat(vectorOf(idx), m_lanes)),
+                                  align, m_mask, llvm::Constant::getNullValue(vt), name);
+    tagAccess(ld, buf);
+    v = ld;
+  } else if (idx.lanes == 0 || (!idx.vector && idx.stride == 0)) {
+    auto* ld = m_b.CreateAlignedLoad(mt, m_b.CreateInBoundsGEP(mt, base, idx.base), align, name);
+    tagAccess(ld, buf);
+    v = ld;
+  } else if (!idx.vector && idx.stride == 1) {
+    auto* vt = llvm::FixedVectorType::get(mt, unsigned(idx.lanes));
+    auto* ld = m_b.CreateAlignedLoad(vt, m_b.CreateInBoundsGEP(mt, base, idx.base), align, name);
+    tagAccess(ld, buf);
+    v = ld;
+  } else {
+    auto* vt = llvm::FixedVectorType::get(mt, unsigned(idx.lanes));
+    llvm::Value* ptrs = m_b.CreateInBoundsGEP(mt, base, vectorOf(idx));
+    auto* g = m_b.CreateMaskedGather(vt, ptrs, align, nullptr, nullptr, name);
+    tagAccess(g, buf);
+    v = g;
+  }
+  if (buf.dtype == DType::Bool)
+    v = m_b.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+  return v;
+}
+
+void Emitter::emitStore(const Stmt& s) {
+  if (!s.buffer || !s.value)
+    return fail("a store lacks its buffer or value");
+  const Buffer& buf = *s.buffer;
+  llvm::Value* value = emitExpr(s.value);
+  llvm::Value* base = basePointer(buf);
+  if (!base || !value)
+    return;
+  if (!s.comment.empty() && llvm::isa<llvm::Instruction>(value) && !value->hasName())
+    value->setName(llvmSafeName(s.comment));
+  llvm::Type* mt = memoryType(buf.dtype);
+  llvm::Type* valueElem = value->getType()->getScalarType();
+  if (buf.dtype == DType::Bool) {
+    if (valueElem != m_b.getInt1Ty())
+      return fail("store of a non-bool value to bool buffer " + buf.name);
+    value = m_b.CreateZExt(value, lanesOf(value) ? llvm::FixedVectorType::get(mt, unsigned(lanesOf(value))) : mt);
+  } else if (valueElem != mt) {
+    return fail("store to " + buf.name + " (" + dtypeName(buf.dtype) +
+                ") of a value of another type");
+  }
+  llvm::Align align(dtypeSize(buf.dtype));
+  if (int lanes = privateLanes(buf)) {
+    bool contiguous = false;
+    llvm::Value* addr = privateAddress(buf, s.indices, contiguous);
+    value = splat(value, lanes);
+    if (contiguous && !m_mask)
+      m_b.CreateAlignedStore(value, addr, align);
+    else if (contiguous)
+      m_b.CreateMaskedStore(value, addr, align, m_mask);
+    else
+      m_b.CreateMaskedScatter(value, addr, align, m_mask);
+    return;
+  }
+  Affine idx = flatIndex(buf, s.indices);
+  llvm::Instruction* st = nullptr;
+  if (m_mask && idx.lanes > 0) {
+    value = splat(value, idx.lanes);
+    if (!idx.vector && idx.stride == 1)
+      st = m_b.CreateMaskedStore(value, m_b.CreateInBoundsGEP(mt, base, idx.base), align, m_mask);
+    else
+      st = m_b.CreateMaskedScatter(value, m_b.CreateInBoundsGEP(mt, base, vectorOf(idx)), align,
+                                   m_mask);
+  } else if (m_mask) {
+    return fail("a masked store to a lane-invariant address of " + buf.name);
+  } else if (idx.lanes == 0 || (!idx.vector && idx.stride == 0)) {
+    if (int l = lanesOf(value))
+      value = m_b.CreateExtractElement(value, uint64_t(l - 1));
+    st = m_b.CreateAlignedStore(value, m_b.CreateInBoundsGEP(mt, base, idx.base), align);
+  } else if (!idx.vector && idx.stride == 1) {
+    value = splat(value, idx.lanes);
+    st = m_b.CreateAlignedStore(value, m_b.CreateInBoundsGEP(mt, base, idx.base), align);
+  } else {
+    value = splat(value, idx.lanes);
+    llvm::Value* ptrs = m_b.CreateInBoundsGEP(mt, base, vectorOf(idx));
+    st = m_b.CreateMaskedScatter(value, ptrs, align);
+  }
+  tagAccess(st, buf);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Index arithmetic
+
+bool Emitter::isLaneDependent(const ExprPtr& e) {
+  if (!e)
+    return false;
+  if (e->type.lanes > 1 || e->kind == Expr::Kind::Ramp || e->kind == Expr::Kind::Broadcast)
+    return true;
+  if (m_lanes == 0)
+    return false;
+  if (e->kind == Expr::Kind::Var) {
+    auto it = m_vars.find(e->name);
+    return it != m_vars.end() && it->second.lane;
+  }
+  for (const ExprPtr& o : e->operands)
+    if (isLaneDependent(o))
+      return true;
+  return false;
+}
+
+llvm::Value* Emitter::vectorOf(const Affine& a) {
+  if (a.vector)
+    return a.vector;
+  if (a.lanes == 0)
+    return a.base;
+  llvm::Value* v = m_b.CreateVectorSplat(unsigned(a.lanes), a.base);
+  if (a.stride == 0)
+    return v;
+  llvm::Value* step = stepVector(a.lanes);
+  if (a.stride != 1)
+    step = m_b.CreateMul(step, m_b.CreateVectorSplat(unsigned(a.lanes), i64(a.stride)));
+  return m_b.CreateAdd(v, step, "", false, true);
+}
+
+Affine Emitter::addAffine(const Affine& a, const Affine& b) {
+  Affine r;
+  r.lanes = std::max(a.lanes, b.lanes);
+  if (a.vector || b.vector) {
+    llvm::Value* x = a.lanes ? vectorOf(a) : a.base;
+    llvm::Value* y = b.lanes ? vectorOf(b) : b.base;
+    matchLanes(x, y);
+    r.vector = m_b.CreateAdd(x, y, "", false, true);
+    return r;
+  }
+  r.base = isZero(a.base)   ? b.base
+           : isZero(b.base) ? a.base
+                            : m_b.CreateAdd(a.base, b.base, "", false, true);
+  r.stride = a.stride + b.stride;
+  return r;
+}
+
+Affine Emitter::scaleAffine(const Affine& a, int64_t c) {
+  Affine r = a;
+  if (a.vector) {
+    r.vector = m_b.CreateMul(a.vector, m_b.CreateVectorSplat(unsigned(a.lanes), i64(c)), "",
+                             false, true);
+    return r;
+  }
+  r.base = c == 1 ? a.base : m_b.CreateMul(a.base, i64(c), "", false, true);
+  r.stride = a.stride * c;
+  return r;
+}
+
+Affine Emitter::emitAffine(const ExprPtr& e) {
+  if (!isLaneDependent(e))
+    return Affine{emitExpr(e), 0, nullptr, 0};
+  int64_t c = 0;
+  switch (e->kind) {
+  case Expr::Kind::Var: {
+    const Binding& b = m_vars[e->name];
+    if (b.affine)
+      return Affine{b.base, b.stride, nullptr, m_lanes};
+    return Affine{nullptr, 0, b.value, lanesOf(b.value)};
+  }
+  case Expr::Kind::Binary:
+    if (e->binaryOp == BinaryOp::Add)
+      return addAffine(emitAffine(e->operands[0]), emitAffine(e->operands[1]));
+    if (e->binaryOp == BinaryOp::Sub)
+      return addAffine(emitAffine(e->operands[0]), scaleAffine(emitAffine(e->operands[1]), -1));
+    if (e->binaryOp == BinaryOp::Mul && e->operands[1]->isIntConst(&c))
+      return scaleAffine(emitAffine(e->operands[0]), c);
+    if (e->binaryOp == BinaryOp::Mul && e->operands[0]->isIntConst(&c))
+      return scaleAffine(emitAffine(e->operands[1]), c);
+    break;
+  case Expr::Kind::Ramp:
+    if (!isLaneDependent(e->operands[0]) && e->operands[1]->isIntConst(&c))
+      return Affine{emitExpr(e->operands[0]), c, nullptr, e->type.lanes};
+    break;
+  case Expr::Kind::Broadcast:
+    if (!isLaneDependent(e->operands[0]))
+      return Affine{emitExpr(e->operands[0]), 0, nullptr, e->type.lanes};
+    break;
+  default: break;
+  }
+  llvm::Value* v = emitExpr(e);
+  return Affine{nullptr, 0, v, lanesOf(v)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+
+llvm::Value* Emitter::emitExpr(const ExprPtr& e) {
+  if (!e) {
+    fail("a missing expression");
+    return m_b.getInt64(0);
+  }
+  switch (e->kind) {
+  case Expr::Kind::IntImm: {
+    llvm::Value* c = llvm::ConstantInt::get(scalarType(e->type.dtype), uint64_t(e->intValue), true);
+    return e->type.lanes > 1 ? splat(c, e->type.lanes) : c;
+  }
+  case Expr::Kind::FloatImm: {
+    llvm::Value* c = llvm::ConstantFP::get(scalarType(e->type.dtype), e->floatValue);
+    return e->type.lanes > 1 ? splat(c, e->type.lanes) : c;
+  }
+  case Expr::Kind::Var: {
+    auto it = m_vars.find(e->name);
+    if (it == m_vars.end()) {
+      fail("variable " + e->name + " is not bound here");
+      return llvm::PoisonValue::get(scalarType(e->type.dtype));
+    }
+    const Binding& b = it->second;
+    if (b.affine)
+      return vectorOf(Affine{b.base, b.stride, nullptr, m_lanes});
+    return b.value;
+  }
+  case Expr::Kind::Load:
+    if (!e->buffer) {
+      fail("a load without a buffer");
+      return m_b.getInt64(0);
+    }
+    return emitLoad(*e);
+  case Expr::Kind::Unary: return emitUnary(*e, emitExpr(e->operands.at(0)));
+  case Expr::Kind::Binary:
+    return emitBinary(*e, emitExpr(e->operands.at(0)), emitExpr(e->operands.at(1)));
+  case Expr::Kind::Select: {
+    llvm::Value* c = emitExpr(e->operands.at(0));
+    llvm::Value* a = emitExpr(e->operands.at(1));
+    llvm::Value* b = emitExpr(e->operands.at(2));
+    matchLanes(a, b);
+    if (lanesOf(c) || !lanesOf(a)) { // a scalar condition may select whole vectors
+      matchLanes(c, a);
+      matchLanes(c, b);
+    }
+    return m_b.CreateSelect(c, a, b);
+  }
+  case Expr::Kind::Cast:
+    return emitCast(e->operands.at(0)->type.dtype, e->type.dtype, emitExpr(e->operands.at(0)));
+  case Expr::Kind::Ramp:
+  case Expr::Kind::Broadcast: return vectorOf(emitAffine(e));
+  }
+  __builtin_unreachable();
+}
+
+llvm::Value* Emitter::emitUnary(const Expr& e, llvm::Value* a) {
+  DType d = e.operands[0]->type.dtype;
+  bool fp = isFloat(d);
+  switch (e.unaryOp) {
+  case UnaryOp::Neg: return fp ? m_b.CreateFNeg(a) : m_b.CreateNeg(a);
+  case UnaryOp::Not: return m_b.CreateNot(a);
+  case UnaryOp::Abs:
+    return fp ? m_b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a)
+              : m_b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a, m_b.getFalse());
+  case UnaryOp::Exp: return d == DType::F32 ? emitFastExp(m_b, a) : m_b.CreateUnaryIntrinsic(llvm::Intrinsic::exp, a);
+  case UnaryOp::Log: return emitScalarizedCall(m_b, m_module, "logf", a);
+  case UnaryOp::Sqrt: return m_b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a);
+  case UnaryOp::Tanh: return emitFastTanh(m_b, a);
+  case UnaryOp::Erf: return emitFastErf(m_b, a);
+  case UnaryOp::Floor: return m_b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, a);
+  case UnaryOp::Ceil: return m_b.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, a);
+  case UnaryOp::Round: return m_b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, a);
+  case UnaryOp::Sigmoid: return emitFastSigmoid(m_b, a);
+  }
+  __builtin_unreachable();
+}
+
+llvm::Value* Emitter::emitBinary(const Expr& e, llvm::Value* a, llvm::Value* b) {
+  matchLanes(a, b);
+  DType d = e.operands[0]->type.dtype;
+  bool fp = isFloat(d), un = isUnsigned(d);
+  switch (e.binaryOp) {
+  case BinaryOp::Add: return fp ? m_b.CreateFAdd(a, b) : m_b.CreateAdd(a, b);
+  case BinaryOp::Sub: return fp ? m_b.CreateFSub(a, b) : m_b.CreateSub(a, b);
+  case BinaryOp::Mul: return fp ? m_b.CreateFMul(a, b) : m_b.CreateMul(a, b);
+  case BinaryOp::Div: return fp ? m_b.CreateFDiv(a, b) : un ? m_b.CreateUDiv(a, b) : m_b.CreateSDiv(a, b);
+  case BinaryOp::Mod: return fp ? m_b.CreateFRem(a, b) : un ? m_b.CreateURem(a, b) : m_b.CreateSRem(a, b);
+  // std::min / std::max semantics (the interpreter's): min(a, b) = b < a ? b : a.
+  case BinaryOp::Min:
+    return fp ? m_b.CreateSelect(m_b.CreateFCmpOLT(b, a), b, a)
+              : m_b.CreateBinaryIntrinsic(un ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, a, b);
+  case BinaryOp::Max:
+    return fp ? m_b.CreateSelect(m_b.CreateFCmpOLT(a, b), b, a)
+              : m_b.CreateBinaryIntrinsic(un ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, a, b);
+  case BinaryOp::Pow: {
+    if (fp)
+      return m_b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, b);
+    // Integer powers through f64, which is exact for every result an i32 holds.
+    llvm::Type* dt = m_b.getDoubleTy();
+    if (int l = lanesOf(a))
+      dt = llvm::FixedVectorType::get(dt, unsigned(l));
+    auto toF = [&](llvm::Value* x) { return un ? m_b.CreateUIToFP(x, dt) : m_b.CreateSIToFP(x, dt); };
+    llvm::Value* r = m_b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, toF(a), toF(b));
+    return un ? m_b.CreateFPToUI(r, a->getType()) : m_b.CreateFPToSI(r, a->getType());
+  }
+  case BinaryOp::Eq: return fp ? m_b.CreateFCmpOEQ(a, b) : m_b.CreateICmpEQ(a, b);
+  case BinaryOp::Ne: return fp ? m_b.CreateFCmpUNE(a, b) : m_b.CreateICmpNE(a, b);
+  case BinaryOp::Lt: return fp ? m_b.CreateFCmpOLT(a, b) : un ? m_b.CreateICmpULT(a, b) : m_b.CreateICmpSLT(a, b);
+  case BinaryOp::Le: return fp ? m_b.CreateFCmpOLE(a, b) : un ? m_b.CreateICmpULE(a, b) : m_b.CreateICmpSLE(a, b);
+  case BinaryOp::Gt: return fp ? m_b.CreateFCmpOGT(a, b) : un ? m_b.CreateICmpUGT(a, b) : m_b.CreateICmpSGT(a, b);
+  case BinaryOp::Ge: return fp ? m_b.CreateFCmpOGE(a, b) : un ? m_b.CreateICmpUGE(a, b) : m_b.CreateICmpSGE(a, b);
+  case BinaryOp::And: return m_b.CreateAnd(a, b);
+  case BinaryOp::Or: return m_b.CreateOr(a, b);
+  }
+  __builtin_unreachable();
+}
+
+llvm::Value* Emitter::emitCast(DType from, DType to, llvm::Value* v) {
+  if (from == to)
+    return v;
+  int lanes = lanesOf(v);
+  llvm::Type* t = scalarType(to);
+  if (lanes)
+    t = llvm::FixedVectorType::get(t, unsigned(lanes));
+  bool fromFp = isFloat(from), toFp = isFloat(to);
+  if (to == DType::Bool)
+    return fromFp ? m_b.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()))
+                  : m_b.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+  if (fromFp && toFp)
+    return m_b.CreateFPCast(v, t);
+  if (fromFp)
+    return isUnsigned(to) ? m_b.CreateFPToUI(v, t) : m_b.CreateFPToSI(v, t);
+  if (toFp)
+    return isUnsigned(from) ? m_b.CreateUIToFP(v, t) : m_b.CreateSIToFP(v, t);
+  return m_b.CreateIntCast(v, t, !isUnsigned(from));
+}
+
+
+} // namespace fb::cg::loopemit

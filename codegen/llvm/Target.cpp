@@ -1,0 +1,104 @@
+// Host target detection and TargetMachine creation.
+#include "codegen/llvm/Target.h"
+
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Module.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace fb::cg {
+
+TargetInfo TargetInfo::host() {
+  static const TargetInfo info = [] {
+    TargetInfo t;
+    t.triple = llvm::sys::getProcessTriple();
+    t.cpu = llvm::sys::getHostCPUName().str();
+    std::vector<std::string> features;
+    for (const auto& f : llvm::sys::getHostCPUFeatures())
+      features.push_back((f.second ? "+" : "-") + f.first().str());
+    std::sort(features.begin(), features.end());
+    for (const std::string& f : features)
+      t.features += (t.features.empty() ? "" : ",") + f;
+    return t;
+  }();
+  return info;
+}
+
+bool TargetInfo::hasAvx2Fma() const {
+  auto has = [&](const std::string& f) {
+    std::string s = "," + features + ",";
+    return s.find(",+" + f + ",") != std::string::npos;
+  };
+  return has("avx2") && has("fma");
+}
+
+void initializeNativeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const TargetInfo& target,
+                                                                   int optLevel) {
+  initializeNativeTarget();
+  std::string err;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, err);
+  if (!t)
+    return makeError("no LLVM target for '", target.triple, "': ", err);
+  llvm::TargetOptions options;
+  // Contract only explicit llvm.fmuladd: results then match the reference within tolerance
+  // however the optimizer reassociates nothing else.
+  options.AllowFPOpFusion = llvm::FPOpFusion::Standard;
+  llvm::CodeGenOptLevel level = optLevel <= 0   ? llvm::CodeGenOptLevel::None
+                                : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                                                : llvm::CodeGenOptLevel::Aggressive;
+  std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(
+      target.triple, target.cpu, target.features, options, llvm::Reloc::PIC_, std::nullopt, level));
+  if (!tm)
+    return makeError("cannot create a target machine for '", target.triple, "' (", target.cpu,
+                     ")");
+  return tm;
+}
+
+void setTargetAttributes(llvm::Function& fn, const TargetInfo& target) {
+  fn.addFnAttr("target-cpu", target.cpu);
+  fn.addFnAttr("target-features", target.features);
+}
+
+Status configureModule(llvm::Module& module, const TargetInfo& target) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> layouts; // target key -> data layout string
+  std::string layout;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = layouts.find(target.key());
+    if (it != layouts.end())
+      layout = it->second;
+  }
+  if (layout.empty()) {
+    FB_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, createTargetMachine(target, 0));
+    layout = tm->createDataLayout().getStringRepresentation();
+    std::lock_guard<std::mutex> lock(mutex);
+    layouts[target.key()] = layout;
+  }
+  module.setTargetTriple(target.triple);
+  module.setDataLayout(layout);
+  for (llvm::Function& fn : module)
+    if (!fn.isDeclaration())
+      setTargetAttributes(fn, target);
+  return Status::success();
+}
+
+} // namespace fb::cg

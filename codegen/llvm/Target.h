@@ -1,0 +1,47 @@
+// The code-generation target (triple, CPU, features) and the LLVM objects made from it.
+#pragma once
+
+#include "core/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class Function;
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace fb::cg {
+
+/// What machine code is generated for: an LLVM triple, CPU name and feature string.
+struct TargetInfo {
+  std::string triple;
+  std::string cpu;
+  std::string features; ///< "+avx2,+fma,-avx512f,..."
+
+  /// The machine this process runs on, with every feature it has.
+  static TargetInfo host();
+  /// A stable string naming the target, part of the kernel cache key.
+  std::string key() const { return triple + "|" + cpu + "|" + features; }
+  /// True when the target can execute AVX2 + FMA code (the micro-kernels' baseline).
+  bool hasAvx2Fma() const;
+};
+
+/// Registers LLVM's native target, asm printer and parser once (thread-safe, idempotent).
+void initializeNativeTarget();
+
+/// A TargetMachine for `target` at code-generation level `optLevel` (0..3). Each thread that
+/// generates code needs its own.
+Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const TargetInfo& target,
+                                                                   int optLevel);
+
+/// Sets the module's triple and data layout for `target` and tags every function definition
+/// with the target's CPU and features (so the optimizer and an object file agree with the JIT).
+/// Emitters call it on a new module before creating functions; calling it again is harmless.
+Status configureModule(llvm::Module& module, const TargetInfo& target);
+
+/// Tags one function with the target's "target-cpu" / "target-features" attributes.
+void setTargetAttributes(llvm::Function& fn, const TargetInfo& target);
+
+} // namespace fb::cg

@@ -1,0 +1,524 @@
+// The loop-IR interpreter: a tree walk over Stmt/Expr with bounds-checked buffer accesses.
+#include "codegen/loops/LoopEvaluator.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace fb::cg {
+
+namespace {
+
+/// One lane of a value: floats in `f`, integers and bools in `i`.
+struct Lane {
+  double f = 0;
+  int64_t i = 0;
+};
+using Val = std::vector<Lane>; // one entry per lane
+
+struct Storage {
+  std::byte* data = nullptr;
+  int64_t elements = 0;
+  DType dtype = DType::F32;
+};
+
+class Evaluator {
+public:
+  explicit Evaluator(std::vector<Tensor>& args) {
+    for (Tensor& t : args)
+      m_args.push_back(t.valid() ? Storage{t.mutableRawData(), t.numElements(), t.dtype()}
+                                 : Storage{});
+  }
+
+  Status run(const StmtPtr& s) {
+    if (!s)
+      return Status::success();
+    switch (s->kind) {
+    case Stmt::Kind::For: {
+      FB_ASSIGN_OR_RETURN(Val lo, eval(s->min));
+      FB_ASSIGN_OR_RETURN(Val n, eval(s->extent));
+      m_vars.push_back({s->var, {}});
+      size_t slot = m_vars.size() - 1;
+      m_vars[slot].second = Val{Lane{}};
+      for (int64_t i = lo[0].i; i < lo[0].i + n[0].i; ++i) {
+        m_vars[slot].second[0] = Lane{double(i), i};
+        FB_TRY(run(s->body));
+      }
+      m_vars.pop_back();
+      return Status::success();
+    }
+    case Stmt::Kind::Store: {
+      if (isScalarStore(*s)) {
+        Lane v = evalS(*s->value);
+        int64_t idx[8];
+        for (size_t d = 0; d < s->indices.size(); ++d)
+          idx[d] = evalS(*s->indices[d]).i;
+        if (m_failed)
+          return takeError();
+        FB_ASSIGN_OR_RETURN(std::byte * p, addressS(*s->buffer, idx));
+        writeElement(p, s->buffer->dtype, v);
+        return Status::success();
+      }
+      FB_ASSIGN_OR_RETURN(Val v, eval(s->value));
+      std::vector<Val> idx;
+      for (const ExprPtr& e : s->indices) {
+        FB_ASSIGN_OR_RETURN(Val x, eval(e));
+        idx.push_back(std::move(x));
+      }
+      size_t lanes = v.size();
+      for (const Val& x : idx)
+        lanes = std::max(lanes, x.size());
+      for (size_t l = 0; l < lanes; ++l) {
+        FB_ASSIGN_OR_RETURN(std::byte * p, address(*s->buffer, idx, l));
+        writeElement(p, s->buffer->dtype, v[v.size() == 1 ? 0 : l]);
+      }
+      return Status::success();
+    }
+    case Stmt::Kind::Block:
+      for (const StmtPtr& x : s->stmts)
+        FB_TRY(run(x));
+      return Status::success();
+    case Stmt::Kind::If: {
+      if (s->cond->type.lanes == 1) {
+        Lane c = evalS(*s->cond);
+        if (m_failed)
+          return takeError();
+        return run(c.i ? s->thenBody : s->elseBody);
+      }
+      FB_ASSIGN_OR_RETURN(Val c, eval(s->cond));
+      if (c.size() != 1)
+        return makeError("loop IR: vector condition in an If");
+      return run(c[0].i ? s->thenBody : s->elseBody);
+    }
+    case Stmt::Kind::Let: {
+      FB_ASSIGN_OR_RETURN(Val v, eval(s->value));
+      m_vars.push_back({s->var, std::move(v)});
+      Status st = run(s->body);
+      m_vars.pop_back();
+      return st;
+    }
+    case Stmt::Kind::Alloc: {
+      const Buffer& b = *s->buffer;
+      std::vector<std::byte> bytes(size_t(b.numElements()) * dtypeSize(b.dtype));
+      m_locals.push_back({b.name, Storage{bytes.data(), b.numElements(), b.dtype}});
+      Status st = run(s->body);
+      m_locals.pop_back();
+      return st;
+    }
+    }
+    return makeError("loop IR: unknown statement kind");
+  }
+
+private:
+  static bool allScalar(const Expr& e) {
+    if (e.type.lanes != 1 || e.kind == Expr::Kind::Ramp || e.kind == Expr::Kind::Broadcast)
+      return false;
+    for (const ExprPtr& o : e.operands)
+      if (!allScalar(*o))
+        return false;
+    return true;
+  }
+  static bool isScalarStore(const Stmt& s) {
+    if (s.indices.size() > 8 || !allScalar(*s.value))
+      return false;
+    for (const ExprPtr& i : s.indices)
+      if (!allScalar(*i))
+        return false;
+    return true;
+  }
+  Status takeError() {
+    m_failed = false;
+    return makeError(m_error);
+  }
+  void fail(std::string message) {
+    if (!m_failed) {
+      m_failed = true;
+      m_error = std::move(message);
+    }
+  }
+
+  /// The scalar fast path of address().
+  Expected<std::byte*> addressS(const Buffer& b, const int64_t* idx) {
+    std::vector<Val> v;
+    v.reserve(b.rank());
+    for (size_t d = 0; d < b.rank(); ++d)
+      v.push_back(Val{Lane{0, idx[d]}});
+    return address(b, v, 0);
+  }
+
+  /// Scalar evaluation without allocation; errors set m_failed.
+  Lane evalS(const Expr& e) {
+    switch (e.kind) {
+    case Expr::Kind::IntImm: return normalize(Lane{double(e.intValue), e.intValue}, e.type);
+    case Expr::Kind::FloatImm: return Lane{double(float(e.floatValue)), 0};
+    case Expr::Kind::Var:
+      for (size_t i = m_vars.size(); i-- > 0;)
+        if (m_vars[i].first == e.name)
+          return m_vars[i].second[0];
+      fail("loop IR: unbound variable " + e.name);
+      return Lane{};
+    case Expr::Kind::Load: {
+      const Buffer& b = *e.buffer;
+      const Storage* st = storageOf(b);
+      if (!st)
+        return Lane{};
+      int64_t off = b.offset;
+      for (size_t d = 0; d < e.operands.size(); ++d) {
+        int64_t i = evalS(*e.operands[d]).i;
+        if (i < 0 || i >= b.sizes[d]) {
+          fail("loop IR: index " + std::to_string(i) + " out of bounds [0, " +
+               std::to_string(b.sizes[d]) + ") in dimension " + std::to_string(d) + " of " + b.name);
+          return Lane{};
+        }
+        off += i * b.strides[d];
+      }
+      if (off < 0 || off >= st->elements) {
+        fail("loop IR: element " + std::to_string(off) + " outside " + b.name);
+        return Lane{};
+      }
+      return readElement(st->data + size_t(off) * dtypeSize(b.dtype), b.dtype);
+    }
+    case Expr::Kind::Unary:
+      return normalize(unaryLane(e.unaryOp, evalS(*e.operands[0]), e.type.isFloat()), e.type);
+    case Expr::Kind::Binary:
+      return normalize(binaryLane(e.binaryOp, evalS(*e.operands[0]), evalS(*e.operands[1]),
+                                  e.operands[0]->type.isFloat()),
+                       e.type);
+    case Expr::Kind::Select: {
+      Lane c = evalS(*e.operands[0]);
+      Lane a = evalS(*e.operands[1]);
+      Lane b = evalS(*e.operands[2]);
+      return c.i ? a : b;
+    }
+    case Expr::Kind::Cast: {
+      bool fromFloat = e.operands[0]->type.isFloat();
+      Lane x = evalS(*e.operands[0]);
+      Lane y;
+      if (e.type.isFloat())
+        y.f = fromFloat ? x.f : double(x.i);
+      else if (e.type.dtype == DType::Bool)
+        y.i = fromFloat ? x.f != 0 : x.i != 0;
+      else
+        y.i = fromFloat ? (std::isfinite(x.f) ? int64_t(x.f) : 0) : x.i;
+      return normalize(y, e.type);
+    }
+    default: break;
+    }
+    fail("loop IR: vector expression on the scalar path");
+    return Lane{};
+  }
+
+  const Storage* storageOf(const Buffer& b) {
+    const Storage* st = nullptr;
+    if (b.kind == Buffer::Kind::Arg) {
+      if (b.arg < 0 || size_t(b.arg) >= m_args.size() || !m_args[size_t(b.arg)].data) {
+        fail("loop IR: buffer " + b.name + " refers to a missing argument");
+        return nullptr;
+      }
+      st = &m_args[size_t(b.arg)];
+    } else {
+      for (size_t i = m_locals.size(); i-- > 0;)
+        if (m_locals[i].first == b.name) {
+          st = &m_locals[i].second;
+          break;
+        }
+      if (!st) {
+        fail("loop IR: local buffer " + b.name + " used outside its Alloc");
+        return nullptr;
+      }
+    }
+    if (st->dtype != b.dtype) {
+      fail("loop IR: buffer " + b.name + " has the wrong dtype for its storage");
+      return nullptr;
+    }
+    return st;
+  }
+
+  Expected<std::byte*> address(const Buffer& b, const std::vector<Val>& idx, size_t lane) {
+    const Storage* st = nullptr;
+    if (b.kind == Buffer::Kind::Arg) {
+      if (b.arg < 0 || size_t(b.arg) >= m_args.size() || !m_args[size_t(b.arg)].data)
+        return makeError("loop IR: buffer ", b.name, " refers to missing argument ", b.arg);
+      st = &m_args[size_t(b.arg)];
+    } else {
+      for (size_t i = m_locals.size(); i-- > 0;)
+        if (m_locals[i].first == b.name) {
+          st = &m_locals[i].second;
+          break;
+        }
+      if (!st)
+        return makeError("loop IR: local buffer ", b.name, " used outside its Alloc");
+    }
+    if (st->dtype != b.dtype)
+      return makeError("loop IR: buffer ", b.name, " is ", dtypeName(b.dtype), " but its storage is ",
+                       dtypeName(st->dtype));
+    int64_t off = b.offset;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      int64_t i = idx[d][idx[d].size() == 1 ? 0 : lane].i;
+      if (i < 0 || i >= b.sizes[d])
+        return makeError("loop IR: index ", i, " out of bounds [0, ", b.sizes[d], ") in dimension ",
+                         d, " of ", b.name);
+      off += i * b.strides[d];
+    }
+    if (off < 0 || off >= st->elements)
+      return makeError("loop IR: element ", off, " outside the ", st->elements, " elements of ",
+                       b.name);
+    return st->data + size_t(off) * dtypeSize(b.dtype);
+  }
+
+  static Lane readElement(const std::byte* p, DType d) {
+    Lane l;
+    dispatchDType(d, [&]<typename T>() {
+      T v;
+      std::memcpy(&v, p, sizeof(T));
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, f16_t> ||
+                    std::is_same_v<T, bf16_t>)
+        l.f = double(float(v));
+      else {
+        l.i = int64_t(v);
+        l.f = double(l.i);
+      }
+    });
+    return l;
+  }
+
+  static void writeElement(std::byte* p, DType d, const Lane& l) {
+    dispatchDType(d, [&]<typename T>() {
+      T v;
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, f16_t> ||
+                    std::is_same_v<T, bf16_t>)
+        v = T(float(l.f));
+      else if constexpr (std::is_same_v<T, bool>)
+        v = l.i != 0;
+      else
+        v = T(l.i);
+      std::memcpy(p, &v, sizeof(T));
+    });
+  }
+
+  /// Rounds a computed lane to the precision of type t.
+  static Lane normalize(Lane l, Type t) {
+    if (t.isFloat()) {
+      l.f = double(float(l.f));
+    } else if (t.dtype == DType::Bool) {
+      l.i = l.i != 0;
+      l.f = double(l.i);
+    } else {
+      if (t.dtype == DType::I32)
+        l.i = int64_t(int32_t(l.i));
+      l.f = double(l.i);
+    }
+    return l;
+  }
+
+  static Lane unaryLane(UnaryOp op, Lane a, bool isFloat) {
+    Lane r;
+    double x = a.f;
+    switch (op) {
+    case UnaryOp::Neg:
+      r.f = -x;
+      r.i = -a.i;
+      return r;
+    case UnaryOp::Not: r.i = !a.i; return r;
+    case UnaryOp::Abs:
+      r.f = std::fabs(x);
+      r.i = a.i < 0 ? -a.i : a.i;
+      return r;
+    case UnaryOp::Exp: r.f = std::exp(float(x)); break;
+    case UnaryOp::Log: r.f = std::log(float(x)); break;
+    case UnaryOp::Sqrt: r.f = std::sqrt(float(x)); break;
+    case UnaryOp::Tanh: r.f = std::tanh(float(x)); break;
+    case UnaryOp::Erf: r.f = std::erf(float(x)); break;
+    case UnaryOp::Floor: r.f = std::floor(x); break;
+    case UnaryOp::Ceil: r.f = std::ceil(x); break;
+    case UnaryOp::Round: r.f = std::nearbyint(x); break;
+    case UnaryOp::Sigmoid: r.f = 1.0f / (1.0f + std::exp(-float(x))); break;
+    }
+    (void)isFloat;
+    r.i = int64_t(r.f);
+    return r;
+  }
+
+  static Lane binaryLane(BinaryOp op, Lane a, Lane b, bool isFloat) {
+    Lane r;
+    if (isFloat) {
+      float x = float(a.f), y = float(b.f);
+      switch (op) {
+      case BinaryOp::Add: r.f = x + y; break;
+      case BinaryOp::Sub: r.f = x - y; break;
+      case BinaryOp::Mul: r.f = x * y; break;
+      case BinaryOp::Div: r.f = x / y; break;
+      case BinaryOp::Mod: r.f = std::fmod(x, y); break;
+      case BinaryOp::Min: r.f = std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y); break;
+      case BinaryOp::Max: r.f = std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y); break;
+      case BinaryOp::Pow: r.f = std::pow(x, y); break;
+      case BinaryOp::Eq: r.i = x == y; break;
+      case BinaryOp::Ne: r.i = x != y; break;
+      case BinaryOp::Lt: r.i = x < y; break;
+      case BinaryOp::Le: r.i = x <= y; break;
+      case BinaryOp::Gt: r.i = x > y; break;
+      case BinaryOp::Ge: r.i = x >= y; break;
+      case BinaryOp::And: r.i = (x != 0) && (y != 0); break;
+      case BinaryOp::Or: r.i = (x != 0) || (y != 0); break;
+      }
+      if (isComparison(op) || op == BinaryOp::And || op == BinaryOp::Or)
+        r.f = double(r.i);
+      return r;
+    }
+    int64_t x = a.i, y = b.i;
+    switch (op) {
+    case BinaryOp::Add: r.i = int64_t(uint64_t(x) + uint64_t(y)); break;
+    case BinaryOp::Sub: r.i = int64_t(uint64_t(x) - uint64_t(y)); break;
+    case BinaryOp::Mul: r.i = int64_t(uint64_t(x) * uint64_t(y)); break;
+    case BinaryOp::Div: r.i = y == 0 ? 0 : x / y; break;
+    case BinaryOp::Mod: r.i = y == 0 ? 0 : x % y; break;
+    case BinaryOp::Min: r.i = std::min(x, y); break;
+    case BinaryOp::Max: r.i = std::max(x, y); break;
+    case BinaryOp::Pow: r.i = int64_t(std::pow(double(x), double(y))); break;
+    case BinaryOp::Eq: r.i = x == y; break;
+    case BinaryOp::Ne: r.i = x != y; break;
+    case BinaryOp::Lt: r.i = x < y; break;
+    case BinaryOp::Le: r.i = x <= y; break;
+    case BinaryOp::Gt: r.i = x > y; break;
+    case BinaryOp::Ge: r.i = x >= y; break;
+    case BinaryOp::And: r.i = x && y; break;
+    case BinaryOp::Or: r.i = x || y; break;
+    }
+    r.f = double(r.i);
+    return r;
+  }
+
+  Expected<Val> eval(const ExprPtr& e) {
+    switch (e->kind) {
+    case Expr::Kind::IntImm: return Val{normalize(Lane{double(e->intValue), e->intValue}, e->type)};
+    case Expr::Kind::FloatImm: return Val{Lane{double(float(e->floatValue)), 0}};
+    case Expr::Kind::Var:
+      for (size_t i = m_vars.size(); i-- > 0;)
+        if (m_vars[i].first == e->name)
+          return m_vars[i].second;
+      return makeError("loop IR: unbound variable ", e->name);
+    case Expr::Kind::Load: {
+      std::vector<Val> idx;
+      size_t lanes = 1;
+      for (const ExprPtr& o : e->operands) {
+        FB_ASSIGN_OR_RETURN(Val x, eval(o));
+        lanes = std::max(lanes, x.size());
+        idx.push_back(std::move(x));
+      }
+      Val r;
+      for (size_t l = 0; l < lanes; ++l) {
+        FB_ASSIGN_OR_RETURN(std::byte * p, address(*e->buffer, idx, l));
+        r.push_back(readElement(p, e->buffer->dtype));
+      }
+      return r;
+    }
+    default: break;
+    }
+    std::vector<Val> ops;
+    size_t lanes = 1;
+    for (const ExprPtr& o : e->operands) {
+      FB_ASSIGN_OR_RETURN(Val x, eval(o));
+      lanes = std::max(lanes, x.size());
+      ops.push_back(std::move(x));
+    }
+    auto at = [&](size_t k, size_t l) { return ops[k][ops[k].size() == 1 ? 0 : l]; };
+    Val r;
+    switch (e->kind) {
+    case Expr::Kind::Unary:
+      for (size_t l = 0; l < lanes; ++l)
+        r.push_back(normalize(unaryLane(e->unaryOp, at(0, l), e->type.isFloat()), e->type));
+      return r;
+    case Expr::Kind::Binary: {
+      bool isFloat = e->operands[0]->type.isFloat();
+      for (size_t l = 0; l < lanes; ++l)
+        r.push_back(normalize(binaryLane(e->binaryOp, at(0, l), at(1, l), isFloat), e->type));
+      return r;
+    }
+    case Expr::Kind::Select:
+      for (size_t l = 0; l < lanes; ++l)
+        r.push_back(at(0, l).i ? at(1, l) : at(2, l));
+      return r;
+    case Expr::Kind::Cast: {
+      bool fromFloat = e->operands[0]->type.isFloat();
+      for (size_t l = 0; l < lanes; ++l) {
+        Lane x = at(0, l);
+        Lane y;
+        if (e->type.isFloat())
+          y.f = fromFloat ? x.f : double(x.i);
+        else if (e->type.dtype == DType::Bool)
+          y.i = fromFloat ? x.f != 0 : x.i != 0;
+        else
+          y.i = fromFloat ? (std::isfinite(x.f) ? int64_t(x.f) : 0) : x.i;
+        r.push_back(normalize(y, e->type));
+      }
+      return r;
+    }
+    case Expr::Kind::Ramp:
+      for (int l = 0; l < e->type.lanes; ++l) {
+        int64_t v = ops[0][0].i + l * ops[1][0].i;
+        r.push_back(Lane{double(v), v});
+      }
+      return r;
+    case Expr::Kind::Broadcast: return Val(size_t(e->type.lanes), ops[0][0]);
+    default: break;
+    }
+    return makeError("loop IR: unknown expression kind");
+  }
+
+  std::vector<Storage> m_args;
+  std::vector<std::pair<std::string, Storage>> m_locals;
+  std::vector<std::pair<std::string, Val>> m_vars;
+  bool m_failed = false;
+  std::string m_error;
+};
+
+} // namespace
+
+Status evaluateBody(const StmtPtr& body, std::vector<Tensor>& args) {
+  Evaluator ev(args);
+  return ev.run(body);
+}
+
+Status evaluateKernel(const Kernel& kernel, std::vector<Tensor>& args) {
+  if (args.size() != kernel.args.size())
+    return makeError("kernel ", kernel.name, " takes ", kernel.args.size(), " arguments, got ",
+                     args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].valid())
+      continue;
+    const KernelArg& a = kernel.args[i];
+    if (a.data)
+      args[i] = *a.data;
+    else {
+      FB_ASSIGN_OR_RETURN(args[i], Tensor::create(a.dtype, a.sizes));
+    }
+  }
+  Status st = evaluateBody(kernel.body, args);
+  if (!st.ok())
+    return st.error().withContext("kernel " + kernel.name);
+  return Status::success();
+}
+
+Status evaluateKernels(const std::vector<Kernel>& kernels,
+                       std::unordered_map<std::string, Tensor>& values) {
+  for (const Kernel& k : kernels) {
+    std::vector<Tensor> args;
+    for (const KernelArg& a : k.args) {
+      if (a.role == KernelArg::Role::Input) {
+        auto it = values.find(a.name);
+        if (it == values.end())
+          return makeError("kernel ", k.name, ": input ", a.name, " was not computed");
+        args.push_back(it->second);
+      } else {
+        args.emplace_back();
+      }
+    }
+    FB_TRY(evaluateKernel(k, args));
+    for (size_t i = 0; i < args.size(); ++i)
+      if (k.args[i].role == KernelArg::Role::Output)
+        values[k.args[i].name] = args[i];
+  }
+  return Status::success();
+}
+
+} // namespace fb::cg

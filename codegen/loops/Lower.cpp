@@ -1,0 +1,792 @@
+// Lowering of graphs to kernels: one kernel per node or fused group, with elementwise tails
+// computed in the producer's output loop and GEMM specs for MatMul/Gemm/Conv anchors.
+//
+// Algorithm, per node (a fused group's body is walked in its order):
+//  1. Every operand is bound to a kernel argument, created on first read (constants become
+//     Weight arguments with their data).
+//  2. Elementwise, broadcast and injective ops are not given loops: each output is defined as
+//     an expression of its inputs' elements (an ExprFn), so chains of them inline into the one
+//     loop nest that finally stores a value (compute_inline, in Halide's words).
+//  3. Every other op (MatMul, Conv, pooling, reductions, softmax, ...) gets its own nest. When
+//     its result feeds only an elementwise chain ending in one group output of the same shape,
+//     the nest writes that output directly and the chain is applied to each element's final
+//     value (an epilogue: bias, activation, residual add); otherwise it writes a scratch buffer.
+//  4. Group outputs computed by inline ops get an elementwise nest over their shape.
+//  5. When the whole kernel is one GEMM-class nest whose epilogue maps onto EpilogueOps, the
+//     kernel also carries a GemmSpec for the micro-kernel generator.
+//  6. The default schedule (or an override) is applied to the textbook nest.
+#include "codegen/loops/Lower.h"
+
+#include "codegen/loops/LowerContext.h"
+#include "codegen/loops/Schedule.h"
+#include "core/Cost.h"
+#include "core/ops/KernelUtil.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <set>
+#include <unordered_set>
+
+namespace fb::cg {
+namespace lower {
+
+// ---- KernelBuilder ----
+
+KernelBuilder::KernelBuilder(std::string name, const LowerOptions& options)
+    : m_name(std::move(name)), m_options(options) {}
+
+int KernelBuilder::addArg(KernelArg arg) {
+  m_args.push_back(std::move(arg));
+  return int(m_args.size()) - 1;
+}
+
+/// A short identifier for a value name: the name itself when short and clean, else `fallback`.
+static std::string shortName(const std::string& name, const std::string& fallback) {
+  if (name.empty() || name.size() > 12 || !(std::isalpha(static_cast<unsigned char>(name[0]))))
+    return fallback;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      return fallback;
+  return name;
+}
+
+BufferPtr KernelBuilder::makeBuffer(const std::string& name, int arg, DType dtype,
+                                    std::vector<int64_t> sizes) {
+  std::string unique = name;
+  int& count = m_bufferNames[name];
+  if (count++ > 0)
+    unique = name + "_" + std::to_string(count - 1);
+  auto b = std::make_shared<Buffer>();
+  b->name = unique;
+  b->kind = Buffer::Kind::Arg;
+  b->arg = arg;
+  b->dtype = dtype;
+  b->strides = rowMajorStrides(sizes);
+  b->sizes = std::move(sizes);
+  m_buffers.push_back(b);
+  return b;
+}
+
+void KernelBuilder::bindInput(const Value* inner, const Value* outer) {
+  m_outerOf[inner] = outer;
+  m_fns[inner] = [this, inner](const Indices& idx) { return load(directBuffer(inner), idx); };
+}
+
+BufferPtr KernelBuilder::directBuffer(const Value* v) {
+  auto o = m_outerOf.find(v);
+  if (o == m_outerOf.end())
+    return nullptr;
+  const Value* outer = o->second;
+  auto it = m_argBuffer.find(outer);
+  if (it != m_argBuffer.end())
+    return it->second;
+  KernelArg a;
+  a.name = outer->name();
+  a.dtype = outer->type().dtype;
+  a.sizes = sizesOf(outer);
+  a.bytes = int64_t(dtypeSize(a.dtype)) * outer->type().numElements().value_or(0);
+  std::string fallback;
+  if (outer->isConstant()) {
+    a.role = KernelArg::Role::Weight;
+    a.data = outer->constantData();
+    fallback = a.sizes.size() == 1 ? "B" : "W";
+  } else {
+    a.role = KernelArg::Role::Input;
+    fallback = "X";
+  }
+  DType dtype = a.dtype;
+  std::vector<int64_t> sizes = a.sizes;
+  int idx = addArg(std::move(a));
+  BufferPtr b = makeBuffer(shortName(outer->name(), fallback), idx, dtype, sizes);
+  m_argBuffer[outer] = b;
+  return b;
+}
+
+BufferPtr KernelBuilder::bindOutput(const Value* inner, const Value* outer) {
+  auto it = m_argBuffer.find(outer);
+  if (it != m_argBuffer.end())
+    return it->second;
+  KernelArg a;
+  a.role = KernelArg::Role::Output;
+  a.name = outer->name();
+  a.dtype = outer->type().dtype;
+  a.sizes = sizesOf(outer);
+  a.bytes = int64_t(dtypeSize(a.dtype)) * outer->type().numElements().value_or(0);
+  DType dtype = a.dtype;
+  std::vector<int64_t> sizes = a.sizes;
+  int idx = addArg(std::move(a));
+  BufferPtr b = makeBuffer(shortName(outer->name(), "Y"), idx, dtype, sizes);
+  m_argBuffer[outer] = b;
+  (void)inner;
+  return b;
+}
+
+BufferPtr KernelBuilder::scratchFor(const Value* v) {
+  KernelArg a;
+  a.role = KernelArg::Role::Scratch;
+  a.name = m_name + ".scratch" + std::to_string(m_scratchCount++);
+  a.dtype = v->type().dtype;
+  a.sizes = sizesOf(v);
+  a.bytes = int64_t(dtypeSize(a.dtype)) * v->type().numElements().value_or(0);
+  DType dtype = a.dtype;
+  std::vector<int64_t> sizes = a.sizes;
+  int idx = addArg(std::move(a));
+  return makeBuffer("T", idx, dtype, sizes);
+}
+
+BufferPtr KernelBuilder::constantBuffer(const std::string& name, Tensor data) {
+  KernelArg a;
+  a.role = KernelArg::Role::Weight;
+  a.name = m_name + "." + name;
+  a.dtype = data.dtype();
+  a.sizes = data.sizes();
+  a.bytes = int64_t(data.byteSize());
+  a.data = data;
+  int idx = addArg(std::move(a));
+  return makeBuffer(name, idx, data.dtype(), data.sizes());
+}
+
+void KernelBuilder::defineConstant(const Value* v, Tensor data) {
+  m_folded[v] = data;
+  BufferPtr b = constantBuffer(shortName(v->name(), "C"), std::move(data));
+  defineLoad(v, b);
+}
+
+const Tensor* KernelBuilder::constantOf(const Value* v) const {
+  auto f = m_folded.find(v);
+  if (f != m_folded.end())
+    return &f->second;
+  auto o = m_outerOf.find(v);
+  if (o != m_outerOf.end() && o->second->isConstant())
+    return &o->second->constantData();
+  return nullptr;
+}
+
+void KernelBuilder::defineLoad(const Value* v, BufferPtr buffer) {
+  m_fns[v] = [buffer](const Indices& idx) { return load(buffer, idx); };
+}
+
+bool KernelBuilder::isDefined(const Value* v) const { return m_fns.count(v) != 0; }
+
+ExprPtr KernelBuilder::poison(const std::string& what, const Indices& idx) {
+  if (m_poisonReason.empty())
+    m_poisonReason = what;
+  std::vector<int64_t> sizes(idx.size(), 1);
+  auto b = std::make_shared<Buffer>();
+  b->name = "__poison";
+  b->kind = Buffer::Kind::Local;
+  b->sizes = sizes;
+  b->strides = rowMajorStrides(sizes);
+  return load(b, idx);
+}
+
+ExprPtr KernelBuilder::read(const Value* v, const Indices& idx) {
+  auto it = m_fns.find(v);
+  if (it == m_fns.end())
+    return poison("value " + v->name() + " is read before it is computed", idx);
+  return it->second(idx);
+}
+
+static bool hasPoison(const StmtPtr& s) {
+  bool found = false;
+  std::function<void(const ExprPtr&)> visit = [&](const ExprPtr& e) {
+    if (!e || found)
+      return;
+    if (e->kind == Expr::Kind::Load && e->buffer->name == "__poison") {
+      found = true;
+      return;
+    }
+    for (const ExprPtr& o : e->operands)
+      visit(o);
+  };
+  forEachStmt(s, [&](const Stmt& x) {
+    visit(x.min);
+    visit(x.extent);
+    visit(x.value);
+    visit(x.cond);
+    for (const ExprPtr& i : x.indices)
+      visit(i);
+  });
+  return found;
+}
+
+Expected<Kernel> KernelBuilder::finish(StmtPtr body, std::vector<NodeId> nodes,
+                                       std::string opSummary, double flops, double bytes) {
+  if (hasPoison(body))
+    return makeError("kernel ", m_name, ": internal lowering error: ", m_poisonReason);
+  // Order: inputs, outputs, weights, scratch (stable within each role).
+  std::vector<int> newIndex(m_args.size());
+  Kernel k;
+  for (KernelArg::Role role : {KernelArg::Role::Input, KernelArg::Role::Output,
+                               KernelArg::Role::Weight, KernelArg::Role::Scratch})
+    for (size_t i = 0; i < m_args.size(); ++i)
+      if (m_args[i].role == role) {
+        newIndex[i] = int(k.args.size());
+        k.args.push_back(m_args[i]);
+      }
+  for (const std::shared_ptr<Buffer>& b : m_buffers)
+    b->arg = newIndex[size_t(b->arg)];
+  auto patch = [&](int& a) {
+    if (a >= 0)
+      a = newIndex[size_t(a)];
+  };
+  if (m_gemm) {
+    patch(m_gemm->aArg);
+    patch(m_gemm->bArg);
+    patch(m_gemm->cArg);
+    patch(m_gemm->biasArg);
+    for (EpilogueOp& op : m_gemm->epilogue)
+      patch(op.arg);
+  }
+  k.name = m_name;
+  k.nodes = std::move(nodes);
+  k.opSummary = std::move(opSummary);
+  k.body = std::move(body);
+  k.gemm = m_gemm;
+  k.flops = flops;
+  k.bytes = bytes;
+  return k;
+}
+
+// ---- nest helpers ----
+
+std::vector<std::string> indexNames(size_t rank, const std::string& prefix) {
+  static const char* small[] = {"i", "j", "k"};
+  std::vector<std::string> names;
+  for (size_t d = 0; d < rank; ++d)
+    names.push_back(prefix + (rank <= 3 ? std::string(small[d]) : "i" + std::to_string(d)));
+  return names;
+}
+
+Indices varsOf(const std::vector<std::string>& names) {
+  Indices v;
+  for (const std::string& n : names)
+    v.push_back(var(n));
+  return v;
+}
+
+StmtPtr wrapLoops(const std::vector<std::string>& names, const std::vector<int64_t>& sizes,
+                  StmtPtr body) {
+  // A loop of one iteration is not worth a loop: its variable is 0.
+  for (size_t d = names.size(); d-- > 0;)
+    body = sizes[d] == 1 ? substitute(body, names[d], intImm(0))
+                         : forRange(names[d], sizes[d], std::move(body));
+  return body;
+}
+
+StmtPtr elementwiseNest(const BufferPtr& out, const ExprFn& fn, const std::string& comment) {
+  std::vector<std::string> names = indexNames(out->rank());
+  Indices idx = varsOf(names);
+  return wrapLoops(names, out->sizes, store(out, idx, fn(idx), comment));
+}
+
+ExprPtr readScalar(KernelBuilder& b, const Value* v) {
+  Indices zeros(v->type().rank(), intImm(0));
+  return b.read(v, zeros);
+}
+
+ExprPtr readBroadcast(KernelBuilder& b, const Value* v, const Indices& idx,
+                      const std::vector<int64_t>& outSizes) {
+  std::vector<int64_t> in = KernelBuilder::sizesOf(v);
+  Indices mapped;
+  size_t lead = outSizes.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d)
+    mapped.push_back(in[d] == 1 && outSizes[lead + d] != 1 ? intImm(0) : idx[lead + d]);
+  return b.read(v, mapped);
+}
+
+} // namespace lower
+
+using namespace lower;
+
+namespace {
+
+std::string lowercase(std::string s) {
+  for (char& c : s)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+/// The nodes a kernel is made of, in order (a fused group's body, or the node itself).
+std::vector<const Node*> memberNodes(const Node& node) {
+  std::vector<const Node*> nodes;
+  if (node.op() == OpKind::Fused && node.body())
+    for (const auto& n : node.body()->nodes())
+      nodes.push_back(n.get());
+  else
+    nodes.push_back(&node);
+  return nodes;
+}
+
+Status checkStatic(const Node& node) {
+  auto check = [&](const Value* v) -> Status {
+    if (v && !v->type().isStatic())
+      return makeUnsupported(node.describe(), ": value ", v->name(), " has type ",
+                             v->type().str(),
+                             "; the CPU backend needs static shapes (bind symbolic dims first)");
+    return Status::success();
+  };
+  for (const Value* v : node.inputs())
+    FB_TRY(check(v));
+  for (const Value* v : node.outputs())
+    FB_TRY(check(v));
+  if (node.body())
+    for (const auto& n : node.body()->nodes())
+      FB_TRY(checkStatic(*n));
+  return Status::success();
+}
+
+bool isGemmClass(const Node& n) {
+  return n.op() == OpKind::MatMul || n.op() == OpKind::Gemm || n.op() == OpKind::Conv;
+}
+
+/// Replaces every load of `placeholder` in e by `value`.
+ExprPtr replacePlaceholder(const ExprPtr& e, const Buffer* placeholder, const ExprPtr& value) {
+  if (e->kind == Expr::Kind::Load && e->buffer.get() == placeholder)
+    return value;
+  if (e->operands.empty())
+    return e;
+  bool changed = false;
+  std::vector<ExprPtr> ops;
+  for (const ExprPtr& o : e->operands) {
+    ops.push_back(replacePlaceholder(o, placeholder, value));
+    changed |= ops.back() != o;
+  }
+  if (!changed)
+    return e;
+  auto c = std::make_shared<Expr>(*e);
+  c->operands = std::move(ops);
+  return c;
+}
+
+/// True when every load of `placeholder` in e has exactly `idx` as its indices.
+bool placeholderAtIdentity(const ExprPtr& e, const Buffer* placeholder, const Indices& idx) {
+  if (e->kind == Expr::Kind::Load && e->buffer.get() == placeholder) {
+    for (size_t d = 0; d < idx.size(); ++d)
+      if (!equal(e->operands[d], idx[d]))
+        return false;
+    return true;
+  }
+  for (const ExprPtr& o : e->operands)
+    if (!placeholderAtIdentity(o, placeholder, idx))
+      return false;
+  return true;
+}
+
+/// Lowers one node or fused group to a kernel (unscheduled).
+class NodeLowering {
+public:
+  NodeLowering(const Node& node, std::string name, const LowerOptions& options)
+      : m_node(node), m_b(std::move(name), options) {}
+
+  Expected<Kernel> run() {
+    FB_TRY(checkStatic(m_node));
+    std::vector<const Value*> innerOutputs;
+    if (m_node.op() == OpKind::Fused) {
+      const Graph* body = m_node.body();
+      if (!body)
+        return makeError(m_node.describe(), ": fused group has no body");
+      for (size_t i = 0; i < body->inputs().size() && i < m_node.numInputs(); ++i)
+        m_b.bindInput(body->inputs()[i], m_node.input(i));
+      for (const Value* c : body->constants())
+        m_b.bindInput(c, c);
+      for (size_t i = 0; i < body->outputs().size(); ++i) {
+        innerOutputs.push_back(body->outputs()[i]);
+        if (!m_outBuf.count(body->outputs()[i]))
+          m_outBuf[body->outputs()[i]] = m_b.bindOutput(body->outputs()[i], m_node.output(i));
+      }
+    } else {
+      for (const Value* v : m_node.inputs())
+        if (v)
+          m_b.bindInput(v, v);
+      for (const Value* v : m_node.outputs()) {
+        innerOutputs.push_back(v);
+        m_outBuf[v] = m_b.bindOutput(v, v);
+      }
+    }
+    // Inputs first, in operand order (reads create the other arguments as they come).
+    for (size_t i = 0; i < m_node.numInputs(); ++i) {
+      const Value* in = m_node.input(i);
+      if (!in || in->isConstant())
+        continue;
+      const Value* inner = m_node.op() == OpKind::Fused && i < m_node.body()->inputs().size()
+                               ? m_node.body()->inputs()[i]
+                               : in;
+      (void)m_b.directBuffer(inner);
+    }
+    std::vector<const Node*> members = memberNodes(m_node);
+    std::vector<StmtPtr> stmts;
+    for (const Node* n : members) {
+      if (isInlineOp(n->op())) {
+        Status st = defineInline(m_b, *n);
+        if (!st.ok())
+          return st.error();
+        for (const Value* o : n->outputs())
+          if (m_outBuf.count(o)) {
+            FB_ASSIGN_OR_RETURN(StmtPtr s, materializeOutput(o));
+            stmts.push_back(std::move(s));
+          }
+        continue;
+      }
+      const Value* a = n->output(0);
+      std::vector<BufferPtr> extras;
+      for (size_t i = 1; i < n->numOutputs(); ++i) {
+        const Value* o = n->output(i);
+        bool wanted = o->hasUses() || m_outBuf.count(o);
+        if (wanted && !nestWritesExtraOutputs(n->op()))
+          return makeUnsupported(n->describe(), ": output ", i, " (", o->name(), ") of ",
+                                 opName(n->op()), " is not supported by the CPU backend");
+        extras.push_back(!wanted ? nullptr : m_outBuf.count(o) ? m_outBuf[o] : m_b.scratchFor(o));
+        if (wanted)
+          m_b.defineLoad(o, extras.back());
+        if (m_outBuf.count(o))
+          m_materialized.insert(o);
+      }
+      if (!extras.empty() && std::any_of(extras.begin(), extras.end(), [](const BufferPtr& e) { return e != nullptr; })) {
+        // Extra outputs are written by the nest itself: no epilogue fusion into a sink.
+        BufferPtr target = m_outBuf.count(a) ? m_outBuf[a] : m_b.scratchFor(a);
+        FB_ASSIGN_OR_RETURN(StmtPtr s, lowerNestOp(m_b, *n, target, nullptr, extras));
+        stmts.push_back(std::move(s));
+        m_b.defineLoad(a, target);
+        m_otherNests = true;
+        continue;
+      }
+      if (m_outBuf.count(a)) {
+        FB_ASSIGN_OR_RETURN(StmtPtr s, lowerNestOp(m_b, *n, m_outBuf[a], nullptr));
+        noteGemmAnchor(n, a, a);
+        stmts.push_back(std::move(s));
+        m_b.defineLoad(a, m_outBuf[a]);
+      } else if (const Value* y = fusableSink(a)) {
+        m_pending[y] = n;
+        // Until y is reached, reads of a are placeholders resolved there.
+        auto ph = std::make_shared<Buffer>();
+        ph->name = "__anchor_" + a->name();
+        ph->kind = Buffer::Kind::Local;
+        ph->dtype = a->type().dtype;
+        ph->sizes = KernelBuilder::sizesOf(a);
+        ph->strides = rowMajorStrides(ph->sizes);
+        m_placeholder[n] = ph;
+        m_b.define(a, [ph](const Indices& idx) { return load(ph, idx); });
+      } else {
+        BufferPtr t = m_b.scratchFor(a);
+        FB_ASSIGN_OR_RETURN(StmtPtr s, lowerNestOp(m_b, *n, t, nullptr));
+        stmts.push_back(std::move(s));
+        m_b.defineLoad(a, t);
+        m_otherNests = true;
+      }
+    }
+    // A group output that is a body input passes through: copy it.
+    for (const Value* o : innerOutputs)
+      if (!m_materialized.count(o) && !o->producer()) {
+        FB_ASSIGN_OR_RETURN(StmtPtr s, materializeOutput(o));
+        stmts.push_back(std::move(s));
+      }
+    if (m_options().gemmSpecs && m_gemmAnchor && stmts.size() == 1 && !m_otherNests)
+      buildGemmSpec();
+
+    std::vector<NodeId> ids;
+    std::string summary;
+    for (const Node* n : members) {
+      if (n->provenance().empty())
+        ids.push_back(n->id());
+      else
+        ids.insert(ids.end(), n->provenance().begin(), n->provenance().end());
+      summary += (summary.empty() ? "" : "+") + std::string(opName(n->op()));
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    OpCost cost = nodeCost(m_node);
+    return m_b.finish(block(std::move(stmts)), std::move(ids), summary, cost.flops, cost.bytes);
+  }
+
+private:
+  const LowerOptions& m_options() const { return m_b.options(); }
+
+  /// The one group output that `a` reaches only through inline ops, with a's shape and dtype.
+  const Value* fusableSink(const Value* a) {
+    std::unordered_set<const Value*> seen{a};
+    std::vector<const Value*> stack{a};
+    std::set<const Value*> sinks;
+    while (!stack.empty()) {
+      const Value* v = stack.back();
+      stack.pop_back();
+      for (const Use& u : v->uses()) {
+        if (!isInlineOp(u.user->op()))
+          return nullptr;
+        for (const Value* o : u.user->outputs()) {
+          if (!seen.insert(o).second)
+            continue;
+          if (m_outBuf.count(o))
+            sinks.insert(o);
+          else
+            stack.push_back(o);
+        }
+      }
+    }
+    if (sinks.size() != 1)
+      return nullptr;
+    const Value* y = *sinks.begin();
+    if (y->type().dtype != a->type().dtype ||
+        KernelBuilder::sizesOf(y) != KernelBuilder::sizesOf(a))
+      return nullptr;
+    return y;
+  }
+
+  /// Emits the nest that computes group output o (fusing a pending anchor into it).
+  Expected<StmtPtr> materializeOutput(const Value* o) {
+    m_materialized.insert(o);
+    const BufferPtr& out = m_outBuf[o];
+    std::string comment = o->producer() ? std::string("n") + std::to_string(o->producer()->id()) +
+                                              " " + opName(o->producer()->op())
+                                        : "copy";
+    auto pending = m_pending.find(o);
+    if (pending == m_pending.end()) {
+      StmtPtr s = elementwiseNest(out, [&](const Indices& idx) { return m_b.read(o, idx); },
+                                  comment);
+      m_b.defineLoad(o, out);
+      m_otherNests = true;
+      return s;
+    }
+    const Node* anchor = pending->second;
+    const Value* a = anchor->output(0);
+    std::shared_ptr<Buffer> ph = m_placeholder[anchor];
+    std::vector<std::string> names;
+    for (size_t d = 0; d < out->rank(); ++d)
+      names.push_back("__e" + std::to_string(d));
+    Indices evars = varsOf(names);
+    ExprPtr yExpr = m_b.read(o, evars);
+    StmtPtr s;
+    if (placeholderAtIdentity(yExpr, ph.get(), evars)) {
+      Epilogue epi = [yExpr, ph, names](const Indices& idx, ExprPtr value) {
+        ExprPtr e = replacePlaceholder(yExpr, ph.get(), value);
+        for (size_t d = 0; d < names.size(); ++d)
+          e = substitute(e, names[d], idx[d]);
+        return e;
+      };
+      FB_ASSIGN_OR_RETURN(s, lowerNestOp(m_b, *anchor, out, epi));
+      noteGemmAnchor(anchor, a, o);
+    } else {
+      BufferPtr t = m_b.scratchFor(a);
+      FB_ASSIGN_OR_RETURN(StmtPtr s1, lowerNestOp(m_b, *anchor, t, nullptr));
+      m_b.defineLoad(a, t);
+      StmtPtr s2 = elementwiseNest(out, [&](const Indices& idx) { return m_b.read(o, idx); },
+                                   comment);
+      s = block({s1, s2});
+      m_otherNests = true;
+    }
+    m_b.defineLoad(o, out);
+    return s;
+  }
+
+  void noteGemmAnchor(const Node* n, const Value* a, const Value* y) {
+    if (!isGemmClass(*n))
+      return;
+    if (m_gemmAnchor)
+      m_otherNests = true;
+    m_gemmAnchor = n;
+    m_gemmFrom = a;
+    m_gemmTo = y;
+  }
+
+  /// Maps the elementwise chain from the anchor's output to the kernel output onto the spec's
+  /// bias and EpilogueOps; gives up (no spec) on anything else.
+  void buildGemmSpec() {
+    const Value* y = m_gemmTo;
+    std::optional<GemmSpec> spec = gemmSpecFor(m_b, *m_gemmAnchor, m_outBuf[y]);
+    if (!spec)
+      return;
+    const Value* cur = m_gemmFrom;
+    std::vector<int64_t> outSizes = KernelBuilder::sizesOf(y);
+    while (cur != y) {
+      if (cur->uses().size() != 1)
+        return;
+      const Node* u = cur->uses()[0].user;
+      if (u->numOutputs() != 1 && u->op() != OpKind::Dropout)
+        return;
+      const Value* other = nullptr;
+      for (const Value* in : u->inputs())
+        if (in && in != cur)
+          other = in;
+      EpilogueOp op{};
+      switch (u->op()) {
+      case OpKind::Identity:
+      case OpKind::Dropout: break;
+      case OpKind::Relu: spec->epilogue.push_back({EpilogueOp::Kind::Relu}); break;
+      case OpKind::Sigmoid: spec->epilogue.push_back({EpilogueOp::Kind::Sigmoid}); break;
+      case OpKind::HardSwish: spec->epilogue.push_back({EpilogueOp::Kind::HardSwish}); break;
+      case OpKind::LeakyRelu: {
+        op.kind = EpilogueOp::Kind::LeakyRelu;
+        auto alpha = u->attrs().getFloat("alpha", 0.01f);
+        if (!alpha.ok())
+          return;
+        op.alpha = *alpha;
+        spec->epilogue.push_back(op);
+        break;
+      }
+      case OpKind::HardSigmoid: {
+        op.kind = EpilogueOp::Kind::HardSigmoid;
+        auto alpha = u->attrs().getFloat("alpha", 0.2f);
+        auto beta = u->attrs().getFloat("beta", 0.5f);
+        if (!alpha.ok() || !beta.ok())
+          return;
+        op.alpha = *alpha;
+        op.beta = *beta;
+        spec->epilogue.push_back(op);
+        break;
+      }
+      case OpKind::Clip: {
+        op.kind = EpilogueOp::Kind::Clip;
+        op.lo = -std::numeric_limits<float>::infinity();
+        op.hi = std::numeric_limits<float>::infinity();
+        for (size_t i = 1; i < 3; ++i) {
+          const Value* bound = u->input(i);
+          if (!bound)
+            continue;
+          const Tensor* t = m_b.constantOf(bound);
+          if (!t || t->numElements() != 1 || t->dtype() != DType::F32)
+            return;
+          (i == 1 ? op.lo : op.hi) = float(t->getAsDouble(0));
+        }
+        spec->epilogue.push_back(op);
+        break;
+      }
+      case OpKind::Add:
+      case OpKind::Mul: {
+        if (!other || other->type().dtype != DType::F32)
+          return;
+        BufferPtr ob = m_b.directBuffer(other);
+        if (!ob)
+          return;
+        std::vector<int64_t> os = KernelBuilder::sizesOf(other);
+        if (u->op() == OpKind::Add && spec->bias == GemmSpec::Bias::None &&
+            spec->epilogue.empty()) {
+          GemmSpec::Bias kind = biasKind(*spec, os, outSizes);
+          if (kind != GemmSpec::Bias::None) {
+            spec->bias = kind;
+            spec->biasArg = m_b.argIndexOf(ob);
+            spec->beta = 1.0f;
+            break;
+          }
+        }
+        if (os != outSizes)
+          return;
+        op.kind = u->op() == OpKind::Add ? EpilogueOp::Kind::AddTensor : EpilogueOp::Kind::MulTensor;
+        op.arg = m_b.argIndexOf(ob);
+        spec->epilogue.push_back(op);
+        break;
+      }
+      default: return;
+      }
+      cur = u->output(0);
+    }
+    m_b.gemm() = std::move(spec);
+  }
+
+  /// The bias kind of an Add operand of sizes `os` on a GEMM output of sizes `out`.
+  static GemmSpec::Bias biasKind(const GemmSpec& spec, const std::vector<int64_t>& os,
+                                 const std::vector<int64_t>& out) {
+    if (os.size() > out.size())
+      return GemmSpec::Bias::None;
+    // Which output dims the operand varies along (right-aligned broadcasting).
+    std::vector<bool> varies(out.size(), false);
+    int64_t n = 1;
+    for (size_t d = 0; d < os.size(); ++d) {
+      size_t od = out.size() - os.size() + d;
+      if (os[d] != 1 && os[d] != out[od])
+        return GemmSpec::Bias::None;
+      varies[od] = os[d] != 1;
+      n *= os[d];
+    }
+    if (spec.conv) {
+      // Output [B, C, H, W]: per channel is per row.
+      bool onlyC = out.size() == 4 && !varies[0] && !varies[2] && !varies[3];
+      if (onlyC && n == spec.conv->outChannels)
+        return GemmSpec::Bias::PerRow;
+      return GemmSpec::Bias::None;
+    }
+    size_t r = out.size();
+    bool batchFree = true;
+    for (size_t d = 0; d + 2 < r; ++d)
+      batchFree &= !varies[d];
+    if (!batchFree || r < 2) {
+      if (r == 1 && n == spec.N)
+        return GemmSpec::Bias::PerColumn;
+      return GemmSpec::Bias::None;
+    }
+    bool vRow = varies[r - 2], vCol = varies[r - 1];
+    // A folded batch (M covers several leading dims) only admits per-column bias.
+    bool foldedM = spec.M != out[r - 2];
+    if (!vRow && vCol && n == spec.N)
+      return GemmSpec::Bias::PerColumn;
+    if (vRow && !vCol && !foldedM && n == spec.M)
+      return GemmSpec::Bias::PerRow;
+    if (vRow && vCol && !foldedM && spec.batch == 1 && n == spec.M * spec.N)
+      return GemmSpec::Bias::Full;
+    if (!vRow && !vCol && n == 1)
+      return GemmSpec::Bias::None;
+    return GemmSpec::Bias::None;
+  }
+
+  const Node& m_node;
+  KernelBuilder m_b;
+  std::unordered_map<const Value*, BufferPtr> m_outBuf;         // group output → its buffer
+  std::unordered_map<const Value*, const Node*> m_pending;      // sink → anchor fused into it
+  std::unordered_map<const Node*, std::shared_ptr<Buffer>> m_placeholder;
+  std::unordered_set<const Value*> m_materialized;
+  const Node* m_gemmAnchor = nullptr;
+  const Value* m_gemmFrom = nullptr;
+  const Value* m_gemmTo = nullptr;
+  bool m_otherNests = false;
+};
+
+} // namespace
+
+std::string kernelNameFor(const Node& node, size_t index) {
+  std::string name = "k" + std::to_string(index);
+  size_t listed = 0;
+  std::vector<const Node*> members = memberNodes(node);
+  for (const Node* m : members) {
+    std::string part = "_" + lowercase(opName(m->op()));
+    if (name.size() + part.size() > 40)
+      break;
+    name += part;
+    ++listed;
+  }
+  if (listed < members.size())
+    name += "_etc";
+  return name;
+}
+
+Expected<std::vector<Kernel>> lowerGraph(const Graph& graph, const LowerOptions& options) {
+  FB_ASSIGN_OR_RETURN(std::vector<ScheduleOverride> overrides,
+                      parseScheduleOverrides(options.scheduleOverrides));
+  std::vector<bool> used(overrides.size(), false);
+  std::vector<Kernel> kernels;
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    const Node& node = *graph.nodes()[i];
+    NodeLowering lowering(node, kernelNameFor(node, i), options);
+    FB_ASSIGN_OR_RETURN(Kernel k, lowering.run());
+    k.body = simplify(k.body);
+    StmtPtr unscheduled = k.body;
+    const ScheduleOverride* ov = nullptr;
+    for (size_t o = 0; o < overrides.size(); ++o)
+      if (overrides[o].kernel == k.name || overrides[o].kernel == "*" ||
+          overrides[o].kernel == "k" + std::to_string(i)) {
+        ov = &overrides[o];
+        used[o] = true;
+      }
+    if (options.defaultSchedules)
+      k.body = applyDefaultSchedule(k.body, options);
+    if (ov)
+      FB_TRY(applyScheduleOverride(k, unscheduled, *ov, options));
+    kernels.push_back(std::move(k));
+  }
+  for (size_t o = 0; o < overrides.size(); ++o)
+    if (!used[o])
+      return makeError("--schedule: no kernel is named ", overrides[o].kernel,
+                       " (kernel names are printed by --emit loops)");
+  return kernels;
+}
+
+} // namespace fb::cg

@@ -1,0 +1,25 @@
+// Internal to the schedule files: the per-nest building blocks of the default schedule, shared
+// by Schedule.cpp and ScheduleOverride.cpp.
+#pragma once
+
+#include "codegen/loops/LoopIR.h"
+
+#include <functional>
+#include <string>
+
+namespace fb::cg::schedule_detail {
+
+/// Caches reductions that keep their output element fixed in a local (optionally only those
+/// writing `onlyBuffer`).
+StmtPtr cacheReductions(const StmtPtr& s, const std::string& onlyBuffer = "");
+/// Vectorizes the innermost loops whose lanes are independent.
+StmtPtr vectorizeInnermost(const StmtPtr& s, int width);
+/// Marks the outermost loop parallel (fusing small outer loops) when s does at least
+/// `threshold` work and its iterations are independent.
+StmtPtr parallelizeOutermost(const StmtPtr& s, int64_t threshold);
+/// Applies fn to each top-level nest of a kernel body.
+StmtPtr perNest(const StmtPtr& body, const std::function<StmtPtr(const StmtPtr&)>& fn);
+/// Visits every loop of s (outermost first); stops descending where fn returns true.
+void visitLoops(const StmtPtr& s, const std::function<bool(const Stmt&)>& fn);
+
+} // namespace fb::cg::schedule_detail

@@ -1,0 +1,209 @@
+// The schedule override grammar (--schedule): parsing and applying directives to a kernel.
+#include "codegen/loops/Schedule.h"
+#include "codegen/loops/ScheduleInternal.h"
+
+#include <charconv>
+#include <set>
+
+namespace fb::cg {
+
+using namespace schedule_detail;
+
+namespace {
+
+bool parseInt(std::string_view s, int64_t* v) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+std::vector<std::string> splitOn(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t p = s.find(sep, start);
+    out.emplace_back(s.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start));
+    if (p == std::string_view::npos)
+      break;
+    start = p + 1;
+  }
+  return out;
+}
+
+std::string trim(std::string s) {
+  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+} // namespace
+
+Expected<std::vector<ScheduleOverride>> parseScheduleOverrides(std::string_view text) {
+  std::vector<ScheduleOverride> out;
+  for (std::string entry : splitOn(text, ';')) {
+    entry = trim(entry);
+    if (entry.empty())
+      continue;
+    size_t colon = entry.find(':');
+    if (colon == std::string::npos || colon == 0)
+      return makeError("--schedule: '", entry, "' is not KERNEL:DIRECTIVE,...");
+    ScheduleOverride o;
+    o.kernel = trim(entry.substr(0, colon));
+    for (std::string d : splitOn(std::string_view(entry).substr(colon + 1), ',')) {
+      d = trim(d);
+      if (d.empty())
+        continue;
+      size_t eq = d.find('=');
+      ScheduleDirective dir{trim(d.substr(0, eq)), eq == std::string::npos ? "" : trim(d.substr(eq + 1))};
+      static const std::set<std::string> known = {"none", "default", "split", "tile", "reorder",
+                                                  "fuse", "vectorize", "unroll", "parallel",
+                                                  "cache", "mr", "nr", "mc", "kc", "nc"};
+      if (!known.count(dir.name))
+        return makeError("--schedule: unknown directive '", dir.name, "' in '", entry,
+                         "' (none, default, split, tile, reorder, fuse, vectorize, unroll, "
+                         "parallel, cache, mr, nr, mc, kc, nc)");
+      bool needsValue = dir.name != "none" && dir.name != "default";
+      if (needsValue == dir.value.empty())
+        return makeError("--schedule: directive '", d, "' ",
+                         needsValue ? "needs a value" : "takes no value");
+      o.directives.push_back(std::move(dir));
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+Status applyScheduleOverride(Kernel& kernel, const StmtPtr& unscheduled,
+                             const ScheduleOverride& ov, const LowerOptions& options) {
+  StmtPtr s = kernel.body;
+  for (const ScheduleDirective& d : ov.directives) {
+    auto fail = [&](const Error& e) {
+      return Error(kernel.name + ": --schedule " + d.name +
+                       (d.value.empty() ? "" : "=" + d.value) + ": " + e.message(),
+                   e.kind());
+    };
+    auto intArg = [&](const std::string& text, int64_t* v) -> Status {
+      if (!parseInt(text, v) || *v < 0)
+        return makeError("'", text, "' is not a non-negative integer");
+      return Status::success();
+    };
+    // "VAR/N" or "N".
+    std::vector<std::string> parts = splitOn(d.value, '/');
+    Expected<StmtPtr> r = s;
+    if (d.name == "none") {
+      r = unscheduled;
+    } else if (d.name == "default") {
+      r = applyDefaultSchedule(unscheduled, options);
+    } else if (d.name == "split") {
+      int64_t f = 0;
+      if (parts.size() != 2)
+        return fail(makeError("expected VAR/N"));
+      if (Status st = intArg(parts[1], &f); !st.ok())
+        return fail(st.error());
+      r = splitLoop(s, parts[0], f);
+    } else if (d.name == "tile") {
+      std::vector<int64_t> fs;
+      for (const std::string& t : splitOn(d.value, 'x')) {
+        int64_t f = 0;
+        if (Status st = intArg(t, &f); !st.ok())
+          return fail(st.error());
+        fs.push_back(f);
+      }
+      r = s;
+      StmtPtr cur = s;
+      Status bad;
+      StmtPtr tiled = perNest(cur, [&](const StmtPtr& nest) -> StmtPtr {
+        auto t = tileLoops(nest, fs);
+        if (!t.ok()) {
+          if (bad.ok())
+            bad = t.error();
+          return nest;
+        }
+        return *t;
+      });
+      if (!bad.ok())
+        return fail(bad.error());
+      r = tiled;
+    } else if (d.name == "reorder") {
+      r = reorderLoops(s, parts);
+    } else if (d.name == "fuse") {
+      if (parts.size() != 2)
+        return fail(makeError("expected OUTER/INNER"));
+      r = fuseLoops(s, parts[0], parts[1]);
+    } else if (d.name == "vectorize" || d.name == "unroll") {
+      int64_t n = 0;
+      if (Status st = intArg(parts.back(), &n); !st.ok())
+        return fail(st.error());
+      if (n < 1)
+        return fail(makeError("width must be at least 1"));
+      bool vec = d.name == "vectorize";
+      if (parts.size() == 2) {
+        r = vec ? vectorizeLoop(s, parts[0], int(n)) : unrollLoop(s, parts[0], int(n));
+      } else if (vec) {
+        r = vectorizeInnermost(s, int(n));
+      } else {
+        // The innermost loop that is not already vectorized or unrolled, in each nest.
+        r = perNest(s, [&](const StmtPtr& nest) {
+          std::string target;
+          visitLoops(nest, [&](const Stmt& l) {
+            bool innermostSerial = l.forKind == ForKind::Serial;
+            bool hasSerialInside = false;
+            forEachStmt(l.body, [&](const Stmt& x) {
+              hasSerialInside |= x.kind == Stmt::Kind::For && x.forKind == ForKind::Serial;
+            });
+            if (innermostSerial && !hasSerialInside && target.empty())
+              target = l.var;
+            return false;
+          });
+          if (target.empty())
+            return nest;
+          auto u = unrollLoop(nest, target, int(n));
+          return u.ok() ? *u : nest;
+        });
+      }
+    } else if (d.name == "parallel") {
+      if (d.value == "0") {
+        std::function<StmtPtr(const StmtPtr&)> serial = [&](const StmtPtr& x) -> StmtPtr {
+          if (!x)
+            return x;
+          auto c = std::make_shared<Stmt>(*x);
+          if (c->kind == Stmt::Kind::For && c->forKind == ForKind::Parallel)
+            c->forKind = ForKind::Serial;
+          c->body = serial(x->body);
+          c->thenBody = serial(x->thenBody);
+          c->elseBody = serial(x->elseBody);
+          for (StmtPtr& y : c->stmts)
+            y = serial(y);
+          return c;
+        };
+        r = serial(s);
+        if (kernel.gemm)
+          kernel.gemm->parallel = false;
+      } else if (d.value == "1") {
+        r = perNest(s, [&](const StmtPtr& nest) { return parallelizeOutermost(nest, 0); });
+        if (kernel.gemm)
+          kernel.gemm->parallel = true;
+      } else {
+        r = parallelizeLoop(s, d.value);
+      }
+    } else if (d.name == "cache") {
+      r = cacheReductions(s, d.value);
+      if (r.ok() && equal(*r, s))
+        return fail(makeError("no reduction loop keeps an element of ", d.value, " fixed"));
+    } else {
+      // GEMM blocking.
+      if (!kernel.gemm)
+        return fail(makeError("the kernel is not GEMM-class (no micro-kernel spec)"));
+      int64_t v = 0;
+      if (Status st = intArg(d.value, &v); !st.ok())
+        return fail(st.error());
+      GemmSpec& g = *kernel.gemm;
+      (d.name == "mr" ? g.mr : d.name == "nr" ? g.nr : d.name == "mc" ? g.mc : d.name == "kc" ? g.kc : g.nc) = v;
+    }
+    if (!r.ok())
+      return fail(r.error());
+    s = *r;
+  }
+  kernel.body = s;
+  return Status::success();
+}
+
+} // namespace fb::cg
