@@ -2,6 +2,7 @@
 // smallest weights) or structured (removing whole Conv output channels).
 #include "core/Cost.h"
 #include "core/ShapeInference.h"
+#include "passes/OutputDeviation.h"
 #include "passes/Passes.h"
 #include "passes/PruneChannels.h"
 #include "passes/RewriteUtil.h"
@@ -21,15 +22,16 @@ struct PruneOptions {
   bool structured = false;
   ChannelScore score = ChannelScore::L1;
   bool global = true;
+  int64_t eval = 4; ///< seeded inputs for the output-deviation report (0: none)
 };
 
 /// Reads and checks the options; errors name the option and the accepted values.
 Expected<PruneOptions> readOptions(const PassOptions& o) {
-  static const char* known[] = {"sparsity", "structured", "score", "scope"};
+  static const char* known[] = {"sparsity", "structured", "score", "scope", "eval"};
   for (const auto& [key, value] : o.values())
     if (std::find(std::begin(known), std::end(known), key) == std::end(known))
       return makeError("unknown option '", key,
-                       "' (known: sparsity, structured, score, scope)");
+                       "' (known: sparsity, structured, score, scope, eval)");
   PruneOptions p;
   FB_ASSIGN_OR_RETURN(p.sparsity, o.getDouble("sparsity", 0.5));
   if (!(p.sparsity >= 0.0 && p.sparsity <= 1.0))
@@ -43,6 +45,9 @@ Expected<PruneOptions> readOptions(const PassOptions& o) {
   if (scope != "global" && scope != "layer")
     return makeError("option 'scope' must be global or layer, got '", scope, "'");
   p.global = scope == "global";
+  FB_ASSIGN_OR_RETURN(p.eval, o.getInt("eval", 4));
+  if (p.eval < 0 || p.eval > 4096)
+    return makeError("option 'eval' must be in [0, 4096], got ", p.eval);
   return p;
 }
 
@@ -166,7 +171,8 @@ std::pair<int64_t, int64_t> pruneUnstructured(Graph& g, double sparsity, bool gl
 ///      ends elsewhere (a residual Add, a Concat, a graph output) the Conv is left alone;
 ///      otherwise drop its floor(sparsity·C) output channels of lowest L1/L2 filter norm (at
 ///      least one channel stays) and shrink every constant on those paths to the kept channels;
-///   3. re-infer shapes and report parameters and FLOPs before and after.
+///   3. re-infer shapes and report parameters and FLOPs before and after, and (eval=N, default
+///      4) the output deviation from the unpruned model on N seeded inputs.
 /// Nodes keep their ids (no node is created or removed), so provenance is unchanged.
 class PrunePass : public Pass {
 public:
@@ -193,6 +199,8 @@ public:
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
     FB_ASSIGN_OR_RETURN(PruneOptions opt, readOptions(ctx.options()));
     const ModelStats before = computeModelStats(graph);
+    // The original, for the output-deviation report (constants are shared: the copy is cheap).
+    std::unique_ptr<Graph> original = opt.eval > 0 ? graph.clone() : nullptr;
     char pct[16];
     std::snprintf(pct, sizeof pct, "%g%%", opt.sparsity * 100.0);
     bool changed = false;
@@ -229,6 +237,23 @@ public:
     summary += "; params " + humanCount(double(before.params)) + " -> " +
                humanCount(double(after.params)) + "; FLOPs " + humanCount(before.flops) +
                " -> " + humanCount(after.flops);
+    if (changed && original) {
+      FB_ASSIGN_OR_RETURN(OutputDeviation d,
+                          measureOutputDeviation(*original, graph, opt.eval, /*seed=*/1000000));
+      ctx.addStatistic("eval inputs", double(d.inputs));
+      ctx.addStatistic("eval cosine min", d.cosineMin);
+      ctx.addStatistic("eval max abs", d.maxAbs);
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "; output deviation on %lld inputs: max abs %.4g, cosine %.4f",
+                    (long long)d.inputs, d.maxAbs, d.cosineMin);
+      summary += buf;
+      if (d.top1Total > 0) {
+        const double pct = 100.0 * double(d.top1Agree) / double(d.top1Total);
+        ctx.addStatistic("eval top-1 agreement %", pct);
+        std::snprintf(buf, sizeof buf, ", top-1 agreement %.0f%%", pct);
+        summary += buf;
+      }
+    }
     ctx.setSummary(summary);
     return changed;
   }

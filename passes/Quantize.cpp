@@ -5,6 +5,7 @@
 #include "core/ShapeInference.h"
 #include "core/TensorCompare.h"
 #include "passes/Calibration.h"
+#include "passes/OutputDeviation.h"
 #include "passes/Passes.h"
 #include "passes/QuantizationParams.h"
 #include "passes/RewriteUtil.h"
@@ -251,53 +252,6 @@ int64_t constantBytes(const Graph& g) {
   return total;
 }
 
-/// How the quantized model's outputs compare with the fp32 model's on evaluation inputs.
-struct EvalReport {
-  int64_t inputs = 0;
-  double cosineMean = 1, cosineMin = 1, maxAbs = 0;
-  int64_t top1Agree = 0, top1Total = 0;
-};
-
-/// Runs both graphs on `count` seeded inputs (seeds from `seed`) and compares every f32 output;
-/// outputs [N, C] with C > 1 (classifier logits) also count top-1 agreement per row.
-Expected<EvalReport> evaluate(const Graph& fp32, const Graph& quantized, int64_t count,
-                              uint64_t seed) {
-  EvalReport r;
-  double cosSum = 0;
-  int64_t cosCount = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    FB_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, makeRandomInputs(fp32, seed + uint64_t(i)));
-    FB_ASSIGN_OR_RETURN(InterpretResult ref, interpret(fp32, inputs));
-    FB_ASSIGN_OR_RETURN(InterpretResult got, interpret(quantized, inputs));
-    for (size_t o = 0; o < ref.outputs.size() && o < got.outputs.size(); ++o) {
-      const Tensor& a = ref.outputs[o];
-      const Tensor& b = got.outputs[o];
-      if (a.dtype() != DType::F32 || b.dtype() != DType::F32)
-        continue;
-      TensorComparison cmp = compareTensors(a, b, Tolerance{});
-      cosSum += cmp.cosine;
-      ++cosCount;
-      r.cosineMin = std::min(r.cosineMin, cmp.cosine);
-      r.maxAbs = std::max(r.maxAbs, cmp.maxAbs);
-      if (a.rank() == 2 && a.sizes().back() > 1 && a.sizes() == b.sizes()) {
-        const int64_t classes = a.sizes().back();
-        auto da = a.data<float>(), db = b.data<float>();
-        for (int64_t row = 0; row < a.numElements() / classes; ++row) {
-          auto ra = da.subspan(size_t(row * classes), size_t(classes));
-          auto rb = db.subspan(size_t(row * classes), size_t(classes));
-          r.top1Agree += std::max_element(ra.begin(), ra.end()) - ra.begin() ==
-                         std::max_element(rb.begin(), rb.end()) - rb.begin();
-          ++r.top1Total;
-        }
-      }
-    }
-    ++r.inputs;
-  }
-  if (cosCount)
-    r.cosineMean = cosSum / double(cosCount);
-  return r;
-}
-
 /// "44.6 MiB", "812 KiB", "96 B".
 std::string humanBytes(double b) {
   char buf[32];
@@ -446,8 +400,8 @@ public:
                   bytesAfter ? double(bytesBefore) / double(bytesAfter) : 0.0);
     std::string summary = buf;
     if (opt.eval > 0) {
-      FB_ASSIGN_OR_RETURN(EvalReport e,
-                          evaluate(*fp32, graph, opt.eval, 1000000 + opt.inputs.seed));
+      FB_ASSIGN_OR_RETURN(OutputDeviation e,
+                          measureOutputDeviation(*fp32, graph, opt.eval, 1000000 + opt.inputs.seed));
       ctx.addStatistic("eval inputs", double(e.inputs));
       ctx.addStatistic("eval cosine mean", e.cosineMean);
       ctx.addStatistic("eval cosine min", e.cosineMin);

@@ -4,6 +4,7 @@
 #include "PassTestUtil.h"
 
 #include "core/Cost.h"
+#include "passes/OutputDeviation.h"
 
 #include <QtTest/QtTest>
 
@@ -216,8 +217,11 @@ private Q_SLOTS:
     QCOMPARE(statistic(r, "channels removed"), 2.0);
     QCOMPARE(statistic(r, "Convs pruned"), 1.0);
     QCOMPARE(statistic(r, "left alone: output channels are tied"), 1.0);
-    // The removed channels were dead after Relu: nothing changes numerically.
+    // The removed channels were dead after Relu: nothing changes numerically, and the pass's
+    // own deviation report says so.
     QVERIFY(maxOutputDifference(*g, out) < 1e-6);
+    QCOMPARE(statistic(r, "eval inputs"), 4.0);
+    QVERIFY(statistic(r, "eval max abs") < 1e-6);
   }
 
   /// torch.onnx shares equal initializers and aliases them through Identity nodes; a bias that
@@ -301,6 +305,12 @@ private Q_SLOTS:
     qInfo("small_cnn structured 30%%: %s; max output difference %g",
           r.snapshots.back().record->summary.c_str(), diff);
     QVERIFY(diff > 0 && std::isfinite(diff));
+    // The pass's own report measures the same deviation on its 4 evaluation inputs.
+    QCOMPARE(statistic(r, "eval inputs"), 4.0);
+    QVERIFY(statistic(r, "eval max abs") > 0 && statistic(r, "eval cosine min") < 1.0);
+    auto deviation = measureOutputDeviation(*g, out, 4, 1000000);
+    QVERIFY(deviation.ok());
+    QCOMPARE(statistic(r, "eval max abs"), deviation->maxAbs);
   }
 
   /// sparsity=0 removes nothing, structured or not: the outputs are identical.
