@@ -34,4 +34,19 @@ Status inferShapes(Graph& graph) {
   return Status::success();
 }
 
+Status specializeDims(Graph& graph, const std::map<std::string, int64_t>& sizes) {
+  for (Value* in : graph.inputs()) {
+    TensorType t = in->type();
+    for (Dim& d : t.dims) {
+      if (!d.isSymbol())
+        continue;
+      auto it = sizes.find(d.symbolName());
+      if (it != sizes.end())
+        d = Dim(it->second);
+    }
+    in->setType(std::move(t));
+  }
+  return inferShapes(graph);
+}
+
 } // namespace fb

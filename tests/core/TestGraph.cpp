@@ -1,6 +1,8 @@
 // Tests of the core IR: construction, use lists, cloning with ids, topological order, verifier.
 #include "core/Graph.h"
+#include "core/ShapeInference.h"
 #include "core/Verifier.h"
+#include "core/text/IrParser.h"
 
 #include <QtTest/QtTest>
 
@@ -9,6 +11,25 @@ using namespace fb;
 class TestGraph : public QObject {
   Q_OBJECT
 private Q_SLOTS:
+  /// Binding N turns every type static; an unnamed symbol stays; the interpreter agrees.
+  void specializeDimsBindsTheBatch() {
+    auto g = parseGraph(R"(graph @t opset 17 {
+  input %x : f32[N, 3, H]
+  const %w : f32[3, 3] = dense<[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]>
+  %t : f32[N, H, 3] = Transpose(%x) {perm = [0, 2, 1]}  #1 "t"
+  %y : f32[N, H, 3] = MatMul(%t, %w)  #2 "mm"
+  output %y
+}
+)");
+    QVERIFY(g.ok());
+    QVERIFY(specializeDims(**g, {{"N", 4}}).ok());
+    QCOMPARE((*g)->inputs()[0]->type().str(), std::string("f32[4, 3, H]"));
+    QCOMPARE((*g)->outputs()[0]->type().str(), std::string("f32[4, H, 3]"));
+    QVERIFY(specializeDims(**g, {{"H", 7}}).ok());
+    QCOMPARE((*g)->outputs()[0]->type().str(), std::string("f32[4, 7, 3]"));
+    QVERIFY(verify(**g).ok());
+  }
+
   void buildAndUses() {
     Graph g;
     Value* x = g.addInput("x", TensorType(DType::F32, {Dim::symbol("N"), Dim(4)}));
