@@ -135,7 +135,14 @@ DiffView::DiffView(QWidget* parent) : QWidget(parent) {
   sides->addWidget(paneB);
   m_stack = new QStackedWidget;
   m_stack->addWidget(sides);
-  m_stack->addWidget(m_overlay);
+  auto* overlayPage = new QWidget;
+  auto* lo = new QVBoxLayout(overlayPage);
+  lo->setContentsMargins(0, 0, 0, 0);
+  m_overlayNote = new QLabel;
+  m_overlayNote->setWordWrap(true);
+  lo->addWidget(m_overlayNote);
+  lo->addWidget(m_overlay, 1);
+  m_stack->addWidget(overlayPage);
 
   m_changes = new QListWidget;
   m_changes->setObjectName("diffChanges");
@@ -299,6 +306,10 @@ void DiffView::showDiff(int a, int b, std::shared_ptr<const Graph> graphA,
   }
   for (NodeId id : diff.added)
     m_marksB[id] = NodeMark::Added;
+  m_overlayNote->setText(tr("Snapshot %1 drawn with what changed since snapshot %2. The %3 removed "
+                            "node(s) are listed under Changes and shown in the side-by-side view.")
+                             .arg(m_comboB->currentText(), m_comboA->currentText())
+                             .arg(diff.removed.size()));
   m_titleA->setText(tr("A: snapshot %1").arg(m_comboA->currentText()));
   m_titleB->setText(tr("B: snapshot %1").arg(m_comboB->currentText()));
   if (!sameGraphs) {

@@ -90,6 +90,7 @@ private:
   GraphView* m_overlay;
   QLabel* m_titleA;
   QLabel* m_titleB;
+  QLabel* m_overlayNote;
   QTabWidget* m_tabs;
   QListWidget* m_changes;
   QPlainTextEdit* m_text;

@@ -163,7 +163,8 @@ void InspectorView::showNode(const workbench::NodeInspection& n, int snapshot) {
   }
   for (size_t i = 0; i < n.constants.size(); ++i) {
     const workbench::ConstantStats& c = n.constants[i];
-    const QUrl url(QStringLiteral("hist://%1/%2").arg(n.id).arg(i));
+    // One URL per slot: addResource replaces the previous picture, so memory stays bounded.
+    const QUrl url(QStringLiteral("hist://constant/%1").arg(i));
     m_browser->document()->addResource(QTextDocument::ImageResource, url,
                                        histogramImage(c, QSize(300, 90)));
     QStringList preview;

@@ -63,8 +63,9 @@ public:
   Session();
 
   // -- model --
-  /// Loads a .onnx or .fbir model. On failure the previous model, pipeline and history stay as
-  /// they were and the error names the file.
+  /// Loads a .onnx or .fbir model. On success the history restarts at the new model and the
+  /// pipeline is kept (to run the same passes on another model); on failure the previous model,
+  /// pipeline and history stay as they were and the error names the file.
   Status load(const std::string& path);
   /// Uses an in-memory graph as the model (tests, generated graphs).
   void loadGraph(std::unique_ptr<Graph> graph, const std::string& displayName);

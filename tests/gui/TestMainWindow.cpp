@@ -37,6 +37,8 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTextBlock>
+#include <QTextBrowser>
+#include <QTextDocument>
 #include <QXmlStreamReader>
 #include <QtTest/QtTest>
 
@@ -290,6 +292,13 @@ private Q_SLOTS:
     QCOMPARE(w.coordinator()->selectedNode(), gemm->id());
     QCOMPARE(w.graphView()->selectedNode(), gemm->id());
     QCOMPARE(w.inspector()->inspection()->op, std::string("Gemm"));
+    // The histogram shown is the Gemm weight's, not the Conv's from before.
+    const QImage shown = w.inspector()->browser()->document()
+                             ->resource(QTextDocument::ImageResource, QUrl("hist://constant/0"))
+                             .value<QImage>();
+    const auto& gemmStats = w.inspector()->inspection()->constants.at(0);
+    QCOMPARE(gemmStats.name, gemm->input(1)->name());
+    QCOMPARE(shown, InspectorView::histogramImage(gemmStats, QSize(300, 90)));
     // A producer link in the inspector selects that node.
     Q_EMIT w.inspector()->nodeLinkActivated(conv->id());
     QCOMPARE(w.graphView()->selectedNode(), conv->id());

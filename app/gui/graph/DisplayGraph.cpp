@@ -17,6 +17,7 @@
 #include <QFontMetricsF>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace fb::gui {
@@ -195,8 +196,9 @@ struct Entry {
 
 class Builder {
 public:
-  Builder(const Graph& g, const GraphViewOptions& o, const ExpansionState& e)
-      : m_graph(g), m_options(o), m_expansion(e), m_title(titleFont()), m_detail(detailFont()) {}
+  Builder(const Graph& g, const GraphViewOptions& o, const ExpansionState& e, bool forceCollapse)
+      : m_graph(g), m_options(o), m_expansion(e), m_forceCollapse(forceCollapse),
+        m_title(titleFont()), m_detail(detailFont()) {}
 
   DisplayGraph build() {
     m_out.graphNodes = int(m_graph.numNodes());
@@ -205,8 +207,8 @@ public:
     std::vector<const Node*> all;
     for (const auto& n : m_graph.nodes())
       all.push_back(n.get());
-    m_out.collapsed = m_options.collapseThreshold > 0 &&
-                      int(all.size()) > m_options.collapseThreshold;
+    m_out.collapsed = m_forceCollapse || (m_options.collapseThreshold > 0 &&
+                                          int(all.size()) > m_options.collapseThreshold);
     if (m_out.collapsed) {
       assignScopes(all);
       emitEntries(level(all, 0, QStringLiteral("b:")), -1, /*hiddenIn=*/-1, {});
@@ -565,6 +567,7 @@ private:
   const Graph& m_graph;
   const GraphViewOptions& m_options;
   const ExpansionState& m_expansion;
+  bool m_forceCollapse;
   QFont m_title, m_detail;
   DisplayGraph m_out;
   std::vector<std::vector<const Node*>> m_consumers; // per unit: the nodes whose inputs it reads
@@ -578,9 +581,55 @@ private:
 
 } // namespace
 
+double layoutCost(const DisplayGraph& graph) {
+  // Longest-path ranks (Kahn's order; units on a cycle keep what they had), then every edge
+  // costs one virtual node per rank it spans, as in dot.
+  const size_t n = graph.units.size();
+  std::vector<std::vector<int>> out(n);
+  std::vector<int> indegree(n, 0), rank(n, 0);
+  for (const DisplayEdge& e : graph.edges) {
+    out[size_t(e.from)].push_back(e.to);
+    ++indegree[size_t(e.to)];
+  }
+  std::vector<int> ready;
+  for (size_t u = 0; u < n; ++u)
+    if (indegree[u] == 0)
+      ready.push_back(int(u));
+  while (!ready.empty()) {
+    const int u = ready.back();
+    ready.pop_back();
+    for (int v : out[size_t(u)]) {
+      rank[size_t(v)] = std::max(rank[size_t(v)], rank[size_t(u)] + 1);
+      if (--indegree[size_t(v)] == 0)
+        ready.push_back(v);
+    }
+  }
+  // A source (a weight's Identity, a Constant) sits just above its first consumer, as dot's
+  // network simplex puts it, not at the top.
+  std::vector<int> inEdges(n, 0);
+  for (const DisplayEdge& e : graph.edges)
+    ++inEdges[size_t(e.to)];
+  for (size_t u = 0; u < n; ++u)
+    if (inEdges[u] == 0 && !out[u].empty() && graph.units[u].kind != UnitKind::Input) {
+      int lowest = std::numeric_limits<int>::max();
+      for (int v : out[u])
+        lowest = std::min(lowest, rank[size_t(v)]);
+      rank[u] = std::max(0, lowest - 1);
+    }
+  double cost = double(n);
+  for (const DisplayEdge& e : graph.edges)
+    cost += std::max(1, std::abs(rank[size_t(e.to)] - rank[size_t(e.from)]));
+  return cost;
+}
+
 DisplayGraph buildDisplayGraph(const Graph& graph, const GraphViewOptions& options,
                                const ExpansionState& expansion) {
-  return Builder(graph, options, expansion).build();
+  DisplayGraph full = Builder(graph, options, expansion, /*forceCollapse=*/false).build();
+  // A graph under the node threshold can still be too costly for dot (DenseNet's
+  // concatenations span many ranks: 370 nodes took minutes); show it as blocks instead.
+  if (!full.collapsed && options.collapseThreshold > 0 && layoutCost(full) > kMaxLayoutCost)
+    return Builder(graph, options, expansion, /*forceCollapse=*/true).build();
+  return full;
 }
 
 } // namespace fb::gui

@@ -92,6 +92,14 @@ QFont detailFont();
 DisplayGraph buildDisplayGraph(const Graph& graph, const GraphViewOptions& options,
                                const ExpansionState& expansion);
 
+/// An estimate of dot's work: units plus one virtual node per rank each edge spans.
+double layoutCost(const DisplayGraph& graph);
+/// Above this cost a graph is shown as collapsed blocks even under the node threshold.
+inline constexpr double kMaxLayoutCost = 4000;
+/// Above this cost dot runs with limited iterations and straight edges (a user expanded a
+/// costly block): a rougher layout in seconds instead of a fine one in minutes.
+inline constexpr double kFastLayoutCost = 1500;
+
 /// "f32 [1, 64, 56, 56]".
 QString typeLabel(const TensorType& type);
 

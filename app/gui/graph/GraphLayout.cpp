@@ -183,6 +183,15 @@ LayoutResult layoutDisplayGraph(const DisplayGraph& graph, const std::atomic<boo
   defaults(AGRAPH, "fontname", "DejaVu Sans");
   defaults(AGRAPH, "fontsize", "12");
   defaults(AGRAPH, "label", "");
+  const bool fast = layoutCost(graph) > kFastLayoutCost;
+  if (fast) {
+    // Fewer network-simplex and crossing-minimization iterations, and no spline routing (we
+    // route edges ourselves below).
+    defaults(AGRAPH, "nslimit", "0.2");
+    defaults(AGRAPH, "nslimit1", "0.2");
+    defaults(AGRAPH, "mclimit", "0.1");
+    defaults(AGRAPH, "splines", "false");
+  }
   defaults(AGNODE, "shape", "box");
   defaults(AGNODE, "fixedsize", "true");
   defaults(AGNODE, "label", "");
@@ -227,7 +236,7 @@ LayoutResult layoutDisplayGraph(const DisplayGraph& graph, const std::atomic<boo
     result.centers[i] = toScene(ND_coord(nodes[i]));
   for (size_t i = 0; i < edges.size(); ++i) {
     EdgeRoute& route = result.edges[i];
-    const splines* spl = ED_spl(edges[i]);
+    const splines* spl = fast ? nullptr : ED_spl(edges[i]);
     if (!spl || spl->size == 0 || spl->list[0].size < 4) {
       const DisplayUnit& a = graph.units[size_t(graph.edges[i].from)];
       const DisplayUnit& b = graph.units[size_t(graph.edges[i].to)];
