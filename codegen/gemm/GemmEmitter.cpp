@@ -337,6 +337,33 @@ Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function
   return f;
 }
 
+/// `void <name>.worker(ptr ctx, i64 begin, i64 end)`: the fb_parallel_for body. It ignores its
+/// range and claims items from the shared counter in ctx = {ptr args, i64 next} until all are
+/// taken; the pool calls it at least once, so every item runs exactly once.
+Function* emitWorker(GemmIrContext& c, Function* items) {
+  Function* f = c.makeFunction("worker", Type::getVoidTy(c.ctx), {c.ptr, c.i64, c.i64}, true);
+  f->getArg(0)->setName("ctx");
+  StructType* ctxTy = StructType::get(c.ctx, {c.ptr, c.i64});
+  BasicBlock* entry = BasicBlock::Create(c.ctx, "entry", f);
+  BasicBlock* claim = BasicBlock::Create(c.ctx, "claim", f);
+  BasicBlock* run = BasicBlock::Create(c.ctx, "run", f);
+  BasicBlock* done = BasicBlock::Create(c.ctx, "done", f);
+  IRBuilder<> b(entry);
+  Value* args = b.CreateLoad(c.ptr, b.CreateStructGEP(ctxTy, f->getArg(0), 0), "args");
+  Value* next = b.CreateStructGEP(ctxTy, f->getArg(0), 1, "next");
+  b.CreateBr(claim);
+  b.SetInsertPoint(claim);
+  Value* item =
+      b.CreateAtomicRMW(AtomicRMWInst::Add, next, c.c64(1), Align(8), AtomicOrdering::Monotonic);
+  b.CreateCondBr(b.CreateICmpSLT(item, c.c64(c.plan.items())), run, done);
+  b.SetInsertPoint(run);
+  b.CreateCall(items, {args, item, b.CreateAdd(item, c.c64(1))});
+  b.CreateBr(claim);
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
+  return f;
+}
+
 } // namespace
 
 Expected<Function*> emitGemmKernel(Module& module, const Kernel& kernel) {
@@ -364,7 +391,14 @@ Expected<Function*> emitGemmKernel(Module& module, const Kernel& kernel) {
   if (plan.parallel && plan.items() > 1) {
     FunctionCallee parallelFor = module.getOrInsertFunction(
         "fb_parallel_for", FunctionType::get(Type::getVoidTy(c.ctx), {c.ptr, c.ptr, c.i64}, false));
-    b.CreateCall(parallelFor, {items, entry->getArg(0), c.c64(plan.items())});
+    // ctx = {args, next item}: every call of the worker claims items until none is left, so
+    // a thread that got a busy core simply takes fewer of them.
+    Function* worker = emitWorker(c, items);
+    StructType* ctxTy = StructType::get(c.ctx, {c.ptr, c.i64});
+    Value* ctx = b.CreateAlloca(ctxTy, nullptr, "ctx");
+    b.CreateStore(entry->getArg(0), b.CreateStructGEP(ctxTy, ctx, 0));
+    b.CreateStore(c.c64(0), b.CreateStructGEP(ctxTy, ctx, 1));
+    b.CreateCall(parallelFor, {worker, ctx, c.c64(plan.items())});
   } else {
     b.CreateCall(items, {entry->getArg(0), c.c64(0), c.c64(plan.items())});
   }

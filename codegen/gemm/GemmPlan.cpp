@@ -25,6 +25,8 @@ constexpr int64_t kDefaultMc = 144;
 constexpr int64_t kDefaultNc = 256;
 /// Below this many flops a kernel runs on the calling thread: waking the pool costs more.
 constexpr double kMinParallelFlops = 256.0 * 1024;
+/// Work items per thread: enough for dynamic balancing, few enough to keep blocks large.
+constexpr int64_t kItemsPerThread = 4;
 
 /// Splits `extent` into blocks of at most `maxBlock` of nearly equal size, each a multiple of
 /// `quantum`, and returns the block size.
@@ -137,11 +139,15 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
   // Constant operands read from pre-packed panels.
   bool aConst = s.constantA.has_value(), bConst = s.constantB.has_value();
 
-  // Parallel split into parts of M and N. outer·parts should be a multiple of the threads.
+  // Parallel split into parts of M and N.
   int64_t outer = p.batch * p.groups;
+  // Items are claimed dynamically by the threads (see emitGemmKernel), so a few per thread
+  // keep all busy even when one core is slower or shared; each costs one more pass over the
+  // constant operand's panels, which is cheap next to the block's FMAs.
   int64_t want = 1;
-  if (p.parallel && p.flops() >= kMinParallelFlops && outer < 4 * threads)
-    want = threads / std::gcd(outer, int64_t(threads));
+  int64_t target = int64_t(threads) * kItemsPerThread;
+  if (p.parallel && threads > 1 && p.flops() >= kMinParallelFlops && outer < target)
+    want = ceilDiv(target, outer);
   int64_t mPanels = ceilDiv(p.M, p.mr), nPanels = ceilDiv(p.N, p.nr);
   int64_t ncMax = s.nc > 0 ? roundUp(s.nc, p.nr) : kDefaultNc;
   // Splitting M re-packs B once per M part, splitting N re-packs A once per N part beyond the

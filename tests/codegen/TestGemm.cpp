@@ -80,7 +80,7 @@ KernelArg bufferArg(const std::string& name, KernelArg::Role role, int64_t eleme
 
 /// Fills the per-element reference: value = epilogue(alpha*sum + beta*bias), and a tolerance
 /// from the magnitude of the products (fp32 accumulation error bound).
-void finishReference(Problem& pr, const GemmSpec& s, int64_t rows, int64_t cols, int64_t K,
+void finishReference(Problem& pr, const GemmSpec& s, int64_t cols, int64_t K,
                      const std::vector<double>& sums, const std::vector<double>& mags,
                      const std::vector<float>* bias, int64_t biasRowBase,
                      const std::function<int64_t(int64_t)>& rowOfIndex,
@@ -118,7 +118,6 @@ void finishReference(Problem& pr, const GemmSpec& s, int64_t rows, int64_t cols,
     pr.expected[e] = x;
     pr.tolerance[e] = tol + 2e-6 * std::abs(x);
   }
-  (void)rows;
 }
 
 Problem makeMatMul(const MatMulCase& mc) {
@@ -216,7 +215,7 @@ Problem makeMatMul(const MatMulCase& mc) {
   k.gemm = std::move(s);
   int64_t M = mc.M, N = mc.N;
   finishReference(
-      pr, *k.gemm, M, N, mc.K, sums, mags, bias, 0, [=](int64_t e) { return (e % (M * N)) / N; },
+      pr, *k.gemm, N, mc.K, sums, mags, bias, 0, [=](int64_t e) { return (e % (M * N)) / N; },
       [=](int64_t e) { return e % N; });
   return pr;
 }
@@ -319,7 +318,7 @@ Problem makeConv(const ConvCase& cc) {
   k.gemm = std::move(s);
   int64_t cout = g.outChannels;
   finishReference(
-      pr, *k.gemm, cout, hw, K, sums, mags, bias, 0, [=](int64_t e) { return (e / hw) % cout; },
+      pr, *k.gemm, hw, K, sums, mags, bias, 0, [=](int64_t e) { return (e / hw) % cout; },
       [=](int64_t e) { return e % hw; });
   return pr;
 }
