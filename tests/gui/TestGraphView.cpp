@@ -111,6 +111,28 @@ std::shared_ptr<const Graph> makeStack(int target, bool scoped = true) {
   return g;
 }
 
+/// A DenseNet-like graph: `blocks` blocks of 12 layers, each layer a Concat of every earlier
+/// output of its block and a Relu, scoped "/blockB/layerL/...".
+std::shared_ptr<const Graph> makeDense(int blocks) {
+  auto g = std::make_shared<Graph>("dense");
+  const TensorType t = TensorType::of(DType::F32, {1, 8, 4, 4});
+  Value* x = g->addInput("x", t);
+  for (int b = 0; b < blocks; ++b) {
+    std::vector<Value*> features{x};
+    for (int l = 0; l < 12; ++l) {
+      const std::string s = "/block" + std::to_string(b) + "/layer" + std::to_string(l);
+      Node* cat = g->addNode(OpKind::Concat, features, 1, {}, s + "/Concat");
+      Node* relu = g->addNode(OpKind::Relu, {cat->output(0)}, 1, {}, s + "/Relu");
+      for (Node* n : {cat, relu})
+        n->output(0)->setType(t);
+      features.push_back(relu->output(0));
+    }
+    x = features.back();
+  }
+  g->addOutput(x);
+  return g;
+}
+
 /// With FUSEBOX_GRAPHVIEW_PNG_DIR set, writes the view there as NAME.png (to look at by eye).
 void maybeSnapshot(const GraphView& view, const QString& name) {
   const QString dir = qEnvironmentVariable("FUSEBOX_GRAPHVIEW_PNG_DIR");
@@ -595,7 +617,8 @@ private Q_SLOTS:
 
   /// A manual check on a real model: FUSEBOX_GRAPHVIEW_MODEL=path.onnx lays it out, steps the
   /// teacher's pipeline one pass at a time (positions reused) and prints the timings; with
-  /// FUSEBOX_GRAPHVIEW_PNG_DIR set it also writes a picture per step.
+  /// FUSEBOX_GRAPHVIEW_PNG_DIR set it also writes a picture per step, and with
+  /// FUSEBOX_GRAPHVIEW_DOT_DIR the DOT of each step's display graph (to time `dot` by hand).
   void modelFromEnvironment() {
     const QString path = qEnvironmentVariable("FUSEBOX_GRAPHVIEW_MODEL");
     if (path.isEmpty())
@@ -689,22 +712,7 @@ private Q_SLOTS:
   /// A DenseNet-like graph under the node threshold whose concatenations span many ranks is
   /// still shown as blocks: dot on it would take far too long (DenseNet-121 took minutes).
   void denseConnectivityCollapses() {
-    auto g = std::make_shared<Graph>("dense");
-    const TensorType t = TensorType::of(DType::F32, {1, 8, 4, 4});
-    Value* x = g->addInput("x", t);
-    for (int b = 0; b < 12; ++b) {
-      std::vector<Value*> features{x};
-      for (int l = 0; l < 12; ++l) {
-        const std::string s = "/block" + std::to_string(b) + "/layer" + std::to_string(l);
-        Node* cat = g->addNode(OpKind::Concat, features, 1, {}, s + "/Concat");
-        Node* relu = g->addNode(OpKind::Relu, {cat->output(0)}, 1, {}, s + "/Relu");
-        for (Node* n : {cat, relu})
-          n->output(0)->setType(t);
-        features.push_back(relu->output(0));
-      }
-      x = features.back();
-    }
-    g->addOutput(x);
+    auto g = makeDense(12);
     QVERIFY(int(g->numNodes()) < GraphViewOptions().collapseThreshold);
     const DisplayGraph full = buildDisplayGraph(*g, GraphViewOptions(), ExpansionState());
     QVERIFY(full.collapsed);
@@ -722,6 +730,20 @@ private Q_SLOTS:
     qInfo("dense graph: %zu nodes as blocks; one block expanded in %lld ms", g->numNodes(),
           timer.elapsed());
     QVERIFY(timer.elapsed() < 3000);
+
+    // Fewer blocks: laid out in full, with dot's iterations limited (cost above the fast mark).
+    auto smaller = makeDense(5);
+    const DisplayGraph d = buildDisplayGraph(*smaller, GraphViewOptions(), ExpansionState());
+    QVERIFY(!d.collapsed);
+    QVERIFY(layoutCost(d) > kFastLayoutCost);
+    timer.restart();
+    view.setGraph(smaller);
+    QVERIFY(waitLayout(view));
+    qInfo("dense graph: %zu nodes laid out in full (fast mode) in %lld ms", smaller->numNodes(),
+          timer.elapsed());
+    QVERIFY(!view.isCollapsedView());
+    QVERIFY(timer.elapsed() < 3000);
+    maybeSnapshot(view, "dense_fast");
   }
 
   /// The README figures: time to a usable view for generated models of 500, 2,000 and 5,000
