@@ -6,6 +6,7 @@
 #include "core/TensorCompare.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace fb {
 
@@ -46,6 +47,24 @@ Expected<OutputDeviation> measureOutputDeviation(const Graph& original,
   if (cosCount)
     r.cosineMean = cosSum / double(cosCount);
   return r;
+}
+
+std::string recordOutputDeviation(const OutputDeviation& e, PassContext& ctx) {
+  ctx.addStatistic("eval inputs", double(e.inputs));
+  ctx.addStatistic("eval cosine mean", e.cosineMean);
+  ctx.addStatistic("eval cosine min", e.cosineMin);
+  ctx.addStatistic("eval max abs", e.maxAbs);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "; eval on %lld inputs: cosine %.4f (min %.4f), max abs %.4g",
+                (long long)e.inputs, e.cosineMean, e.cosineMin, e.maxAbs);
+  std::string tail = buf;
+  if (e.top1Total > 0) {
+    const double pct = 100.0 * double(e.top1Agree) / double(e.top1Total);
+    ctx.addStatistic("eval top-1 agreement %", pct);
+    std::snprintf(buf, sizeof buf, ", top-1 agreement %.1f%%", pct);
+    tail += buf;
+  }
+  return tail;
 }
 
 } // namespace fb

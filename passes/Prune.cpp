@@ -240,19 +240,7 @@ public:
     if (changed && original) {
       FB_ASSIGN_OR_RETURN(OutputDeviation d,
                           measureOutputDeviation(*original, graph, opt.eval, /*seed=*/1000000));
-      ctx.addStatistic("eval inputs", double(d.inputs));
-      ctx.addStatistic("eval cosine min", d.cosineMin);
-      ctx.addStatistic("eval max abs", d.maxAbs);
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "; output deviation on %lld inputs: max abs %.4g, cosine %.4f",
-                    (long long)d.inputs, d.maxAbs, d.cosineMin);
-      summary += buf;
-      if (d.top1Total > 0) {
-        const double pct = 100.0 * double(d.top1Agree) / double(d.top1Total);
-        ctx.addStatistic("eval top-1 agreement %", pct);
-        std::snprintf(buf, sizeof buf, ", top-1 agreement %.0f%%", pct);
-        summary += buf;
-      }
+      summary += recordOutputDeviation(d, ctx);
     }
     ctx.setSummary(summary);
     return changed;

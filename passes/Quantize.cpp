@@ -402,19 +402,7 @@ public:
     if (opt.eval > 0) {
       FB_ASSIGN_OR_RETURN(OutputDeviation e,
                           measureOutputDeviation(*fp32, graph, opt.eval, 1000000 + opt.inputs.seed));
-      ctx.addStatistic("eval inputs", double(e.inputs));
-      ctx.addStatistic("eval cosine mean", e.cosineMean);
-      ctx.addStatistic("eval cosine min", e.cosineMin);
-      ctx.addStatistic("eval max abs", e.maxAbs);
-      std::snprintf(buf, sizeof buf, "; eval on %lld inputs: cosine %.4f (min %.4f), max abs %.4g",
-                    (long long)e.inputs, e.cosineMean, e.cosineMin, e.maxAbs);
-      summary += buf;
-      if (e.top1Total > 0) {
-        const double pct = 100.0 * double(e.top1Agree) / double(e.top1Total);
-        ctx.addStatistic("eval top-1 agreement %", pct);
-        std::snprintf(buf, sizeof buf, ", top-1 agreement %.1f%%", pct);
-        summary += buf;
-      }
+      summary += recordOutputDeviation(e, ctx);
     }
     ctx.setSummary(summary);
     return true;
