@@ -3,6 +3,7 @@
 
 #include "app/gui/IrHighlighter.h"
 #include "app/gui/graph/OpColors.h"
+#include "app/workbench/OverlayGraph.h"
 
 #include <QButtonGroup>
 #include <QComboBox>
@@ -205,7 +206,13 @@ DiffView::DiffView(QWidget* parent) : QWidget(parent) {
   });
   connect(m_viewA, &GraphView::nodeSelected, this, [this](NodeId id) { syncFromA(id); });
   connect(m_viewB, &GraphView::nodeSelected, this, [this](NodeId id) { syncFromB(id); });
-  connect(m_overlay, &GraphView::nodeSelected, this, [this](NodeId id) { syncFromB(id); });
+  connect(m_overlay, &GraphView::nodeSelected, this, [this](NodeId id) {
+    auto ghost = m_ghostToRemoved.find(id);
+    if (ghost != m_ghostToRemoved.end())
+      syncFromA(ghost->second);
+    else
+      syncFromB(id);
+  });
   connect(m_changes, &QListWidget::currentItemChanged, this, [this](QListWidgetItem* item) {
     if (item && !m_syncing)
       selectNode(NodeId(item->data(kIdRole).toUInt()));
@@ -306,8 +313,8 @@ void DiffView::showDiff(int a, int b, std::shared_ptr<const Graph> graphA,
   }
   for (NodeId id : diff.added)
     m_marksB[id] = NodeMark::Added;
-  m_overlayNote->setText(tr("Snapshot %1 drawn with what changed since snapshot %2. The %3 removed "
-                            "node(s) are listed under Changes and shown in the side-by-side view.")
+  m_overlayNote->setText(tr("Snapshot %1 drawn with what changed since snapshot %2; the %3 "
+                            "removed node(s) are drawn as ghosts where they were connected.")
                              .arg(m_comboB->currentText(), m_comboA->currentText())
                              .arg(diff.removed.size()));
   m_titleA->setText(tr("A: snapshot %1").arg(m_comboA->currentText()));
@@ -315,11 +322,20 @@ void DiffView::showDiff(int a, int b, std::shared_ptr<const Graph> graphA,
   if (!sameGraphs) {
     m_viewA->setGraph(m_graphA);
     m_viewB->setGraph(m_graphB);
-    m_overlay->setGraph(m_graphB);
+    OverlayGraph overlay = buildOverlayGraph(*m_graphA, *m_graphB, diff);
+    m_overlayGraph = std::shared_ptr<const Graph>(std::move(overlay.graph));
+    m_ghostToRemoved = std::move(overlay.ghostToRemoved);
+    m_removedToGhost.clear();
+    for (const auto& [ghost, removed] : m_ghostToRemoved)
+      m_removedToGhost[removed] = ghost;
+    m_overlay->setGraph(m_overlayGraph);
   }
+  std::map<NodeId, NodeMark> overlayMarks = m_marksB;
+  for (const auto& [ghost, removed] : m_ghostToRemoved)
+    overlayMarks[ghost] = NodeMark::Removed;
   m_viewA->setMarks(m_marksA);
   m_viewB->setMarks(m_marksB);
-  m_overlay->setMarks(m_marksB);
+  m_overlay->setMarks(overlayMarks);
   m_viewB->setHeat({});
   m_overlay->setHeat({});
   m_firstDivergent.reset();
@@ -446,6 +462,8 @@ void DiffView::syncFromA(NodeId id) {
     return;
   m_syncing = true;
   m_viewA->selectNode(id);
+  if (auto ghost = m_removedToGhost.find(id); ghost != m_removedToGhost.end())
+    m_overlay->selectNode(ghost->second);
   NodeId other = 0;
   if (hasTopLevelNode(m_graphB.get(), id))
     other = id;
@@ -456,7 +474,8 @@ void DiffView::syncFromA(NodeId id) {
   }
   if (other) {
     m_viewB->selectNode(other);
-    m_overlay->selectNode(other);
+    if (!m_removedToGhost.count(id)) // a removed node stays selected as its ghost
+      m_overlay->selectNode(other);
   }
   m_syncing = false;
   if (other)

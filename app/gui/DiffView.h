@@ -61,6 +61,9 @@ public:
   /// Marks shown on a and on b.
   const std::map<NodeId, NodeMark>& marksA() const { return m_marksA; }
   const std::map<NodeId, NodeMark>& marksB() const { return m_marksB; }
+  /// The graph the overlay shows and which of its nodes are ghosts of removed nodes.
+  std::shared_ptr<const Graph> overlayGraph() const { return m_overlayGraph; }
+  const std::map<NodeId, NodeId>& overlayGhosts() const { return m_ghostToRemoved; }
 
   /// Selects `id` of b (or of a when only a has it) in every view, with its counterpart.
   void selectNode(NodeId id);
@@ -99,6 +102,10 @@ private:
   std::optional<GraphDiff> m_diff;
   std::shared_ptr<const Graph> m_graphA, m_graphB;
   std::map<NodeId, NodeMark> m_marksA, m_marksB;
+  /// The overlay: B plus ghosts of A's removed nodes (app/workbench/OverlayGraph.h), and the
+  /// ghost id -> removed id map (with its inverse) for selection sync.
+  std::shared_ptr<const Graph> m_overlayGraph;
+  std::map<NodeId, NodeId> m_ghostToRemoved, m_removedToGhost;
   std::optional<NodeId> m_firstDivergent;
   int m_shownA = -1, m_shownB = -1;
   bool m_syncing = false;

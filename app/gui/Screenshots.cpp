@@ -141,6 +141,14 @@ QStringList MainWindow::saveScreenshots(const QString& dir, QString* error) {
   }
   if (!save(m_diff, "diff.png") || !save(this, "window-diff.png"))
     return {};
+  // The same pair overlaid: B with ghosts of the removed nodes.
+  m_diff->setOverlay(true);
+  waitForLayouts();
+  readableFit(m_diff->overlayView(), m_diff->overlayView()->selectedNode());
+  const bool overlaySaved = save(m_diff, "diff-overlay.png");
+  m_diff->setOverlay(false);
+  if (!overlaySaved)
+    return {};
   showGraphTab();
   return written;
 }

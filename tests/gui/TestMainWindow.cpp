@@ -418,10 +418,25 @@ private Q_SLOTS:
     QVERIFY(numeric.wait(30000));
     QCOMPARE(numeric.first().first().toBool(), true);
     QVERIFY(!dv->firstDivergent().has_value()); // folding and fusing keep the numbers
-    // Overlay mode shows b with the same marks.
+    // Overlay mode shows b with its marks plus one ghost per removed node, marked removed,
+    // with the removed node's op; selecting the ghost selects the removed node in A.
     dv->setOverlay(true);
     QVERIFY(dv->isOverlay());
-    QCOMPARE(dv->overlayView()->marks(), dv->marksB());
+    const auto& ghosts = dv->overlayGhosts();
+    QCOMPARE(ghosts.size(), ref.removed.size());
+    std::map<NodeId, NodeMark> expected = dv->marksB();
+    for (const auto& [ghost, original] : ghosts) {
+      QVERIFY(std::count(ref.removed.begin(), ref.removed.end(), original) == 1);
+      QVERIFY(!s.graph(4)->findNode(ghost)); // ghost ids are fresh
+      QCOMPARE(dv->overlayGraph()->findNode(ghost)->op(), s.graph(0)->findNode(original)->op());
+      expected[ghost] = NodeMark::Removed;
+    }
+    QCOMPARE(dv->overlayView()->marks(), expected);
+    QCOMPARE(dv->overlayGraph()->numNodes(), s.graph(4)->numNodes() + ref.removed.size());
+    const auto firstGhost = *ghosts.begin();
+    Q_EMIT dv->overlayView()->nodeSelected(firstGhost.first);
+    QCOMPARE(dv->viewA()->selectedNode(), firstGhost.second);
+    QCOMPARE(dv->overlayView()->selectedNode(), firstGhost.first);
   }
 
   void numericDiffFindsTheFirstDivergentNode() {
