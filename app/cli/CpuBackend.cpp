@@ -65,8 +65,8 @@ Status emitCode(const Graph& g, const CliOptions& o, std::ostream& out) {
     return makeUnsupported("--emit ptx: the gpu backend is not available in this build");
   if (kind != "loops" && kind != "llvm" && kind != "llvm-raw" && kind != "obj")
     return makeError("--emit expects loops, llvm, llvm-raw, obj or ptx, got '", kind, "'");
-  if (o.target != "host")
-    return makeUnsupported("--target ", o.target, ": only host is available in this build");
+  if (o.target.rfind("sm_", 0) == 0)
+    return makeUnsupported("--target ", o.target, ": the gpu backend is not available in this build");
   cg::CompileOptions co = cpuCompileOptions(o, {});
   FB_ASSIGN_OR_RETURN(std::unique_ptr<Graph> bound, cg::bindStaticShapes(g, {}, co.dims));
   FB_ASSIGN_OR_RETURN(std::vector<cg::Kernel> kernels, cg::lowerGraph(*bound, co.lower));
@@ -79,6 +79,9 @@ Status emitCode(const Graph& g, const CliOptions& o, std::ostream& out) {
   }
   FB_TRY(cg::prepareKernels(kernels, co.emit.useGemm));
   cg::TargetInfo target = cg::TargetInfo::host();
+  if (o.target != "host") {
+    FB_ASSIGN_OR_RETURN(target, cg::TargetInfo::forCpu(o.target));
+  }
   int level = kind == "llvm-raw" ? -1 : int(o.llvmOpt);
   std::string name = std::filesystem::path(o.model).stem().string();
   if (kind == "obj") {

@@ -13,9 +13,11 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <unordered_map>
 
 namespace fb::cg {
@@ -344,28 +346,56 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   jo.optLevel = options.llvmOptLevel;
   jo.useCache = options.useCache;
   FB_ASSIGN_OR_RETURN(impl.jit, Jit::create(jo));
+  // Emission (and the canonical renaming, which prints and hashes each module) runs on all
+  // cores too: every kernel has its own LLVMContext.
+  struct Built {
+    JitModule module;
+    KernelGenerator generator = KernelGenerator::Loops;
+    std::string note, symbol;
+    std::optional<Error> error;
+  };
+  std::vector<Built> built(kernels.size());
+  std::atomic<size_t> nextKernel{0};
+  auto emitSome = [&] {
+    for (size_t k; (k = nextKernel.fetch_add(1)) < kernels.size();) {
+      Built& b = built[k];
+      KernelEmitOptions eo = options.emit;
+      eo.noAliasArgs = noAlias[k];
+      b.module.context = std::make_unique<llvm::LLVMContext>();
+      auto m = buildKernelModule(*b.module.context, kernels[k], jo.target, eo, &b.generator,
+                                 &b.note);
+      if (!m.ok()) {
+        b.error = m.error();
+        continue;
+      }
+      b.module.module = std::move(*m);
+      b.symbol = options.shareIdenticalKernels
+                     ? canonicalizeKernelModule(*b.module.module, kernels[k].name)
+                     : kernels[k].name;
+    }
+  };
+  size_t emitThreads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                        kernels.size());
+  std::vector<std::thread> emitters;
+  for (size_t e = 1; e < emitThreads; ++e)
+    emitters.emplace_back(emitSome);
+  emitSome();
+  for (std::thread& e : emitters)
+    e.join();
   std::vector<JitModule> modules;
-  std::vector<std::string> symbols;        // per kernel: its entry symbol in the JIT
+  std::vector<std::string> symbols; // per kernel: its entry symbol in the JIT
   std::unordered_map<std::string, size_t> seen;
   for (size_t k = 0; k < kernels.size(); ++k) {
-    KernelEmitOptions eo = options.emit;
-    eo.noAliasArgs = noAlias[k];
-    JitModule m;
-    m.context = std::make_unique<llvm::LLVMContext>();
-    KernelGenerator gen = KernelGenerator::Loops;
-    std::string note;
-    FB_ASSIGN_OR_RETURN(m.module, buildKernelModule(*m.context, kernels[k], jo.target, eo, &gen,
-                                                    &note));
-    if (!note.empty())
-      stats.notes.push_back(kernels[k].name + ": " + note);
-    impl.generators.push_back(gen);
-    stats.gemmKernels += gen == KernelGenerator::Gemm ? 1 : 0;
-    std::string symbol = kernels[k].name;
-    if (options.shareIdenticalKernels)
-      symbol = canonicalizeKernelModule(*m.module, kernels[k].name);
-    symbols.push_back(symbol);
-    if (seen.emplace(symbol, k).second)
-      modules.push_back(std::move(m));
+    Built& b = built[k];
+    if (b.error)
+      return *b.error;
+    if (!b.note.empty())
+      stats.notes.push_back(kernels[k].name + ": " + b.note);
+    impl.generators.push_back(b.generator);
+    stats.gemmKernels += b.generator == KernelGenerator::Gemm ? 1 : 0;
+    symbols.push_back(b.symbol);
+    if (seen.emplace(b.symbol, k).second)
+      modules.push_back(std::move(b.module));
   }
   stats.distinctKernels = int(modules.size());
   stats.emitMs = msSince(t);

@@ -57,13 +57,15 @@ struct CompileStats {
 /// thread; calls are serialized.
 class CompiledModel {
 public:
-  /// 1. Clones the graph and binds its input sizes, re-inferring shapes (all must be static).
+  /// 1. Clones the graph and binds its input sizes (bindStaticShapes: specialized inputs,
+  ///    shape arithmetic folded when inference alone leaves a dynamic type).
   /// 2. Lowers it to kernels (codegen/loops lowerGraph) and packs GEMM constant operands.
   /// 3. Plans the activations into one arena (passes/MemoryPlan.h) and binds every kernel
   ///    argument to an input, an output, the arena, a constant or a scratch buffer; arguments
   ///    that overlap in memory (in-place reuse) lose their noalias.
-  /// 4. Emits one LLVM module per kernel and JIT-compiles them in parallel through the kernel
-  ///    cache, then looks up the entry points.
+  /// 4. Emits one LLVM module per kernel (GEMM generator or loop emitter), gives identical
+  ///    kernels one content-named symbol, JIT-compiles the distinct ones in parallel through
+  ///    the kernel cache, then looks up the entry points.
   static Expected<std::unique_ptr<CompiledModel>> compile(const Graph& graph,
                                                           const CompileOptions& options = {});
   ~CompiledModel();

@@ -170,6 +170,19 @@ std::string canonicalizeKernelModule(llvm::Module& module, const std::string& ke
       st->setName("");
   module.setModuleIdentifier("fbk");
   module.setSourceFileName("fbk");
+  // Helpers (closures, micro-kernels) are numbered in module order: their names carry loop and
+  // node names that differ between otherwise identical kernels.
+  int counter = 0;
+  auto renumber = [&](llvm::GlobalValue& gv, const char* kind) {
+    llvm::StringRef name = gv.getName();
+    if (gv.isDeclaration() || !name.starts_with(kernelName + "."))
+      return;
+    gv.setName(kernelName + "." + kind + std::to_string(counter++));
+  };
+  for (llvm::Function& f : module)
+    renumber(f, "f");
+  for (llvm::GlobalVariable& g : module.globals())
+    renumber(g, "g");
   renamePrefix(module, kernelName, "fbk");
   std::string name = "fbk_" + hashText(module);
   renamePrefix(module, "fbk", name);

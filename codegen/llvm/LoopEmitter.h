@@ -149,7 +149,7 @@ private:
   void emitStmt(const StmtPtr& s);
   void emitFor(const Stmt& s);
   void emitSerialLoop(const Stmt& s, const std::string& label, llvm::MDNode* loopMd,
-                      llvm::Value* lo, llvm::Value* hi, bool closureIndex);
+                      llvm::Value* lo, llvm::Value* hi);
   void emitParallel(const Stmt& s, const std::string& label);
   void emitWidened(const Stmt& s, int lanes);
   void emitIf(const Stmt& s);

@@ -233,7 +233,12 @@ void Emitter::emitStmt(const StmtPtr& s) {
 }
 
 void Emitter::emitFor(const Stmt& s) {
-  std::string label = llvmSafeName(s.comment.empty() ? s.var : s.comment);
+  // Blocks are named after the loop's comment ("n12.i"), else after the kernel's first node
+  // and the loop variable, so that the IR points back to the graph.
+  std::string label = llvmSafeName(
+      !s.comment.empty()        ? s.comment
+      : m_kernel.nodes.empty()  ? s.var
+                                : "n" + std::to_string(m_kernel.nodes.front()) + "." + s.var);
   if (!s.min || !s.extent || !s.body)
     return fail("loop " + s.var + " lacks bounds or a body");
   if (isLaneDependent(s.min) || isLaneDependent(s.extent))
@@ -259,12 +264,20 @@ void Emitter::emitFor(const Stmt& s) {
   }
   llvm::Value* lo = emitExpr(s.min);
   llvm::Value* hi = m_b.CreateAdd(lo, emitExpr(s.extent), s.var + ".end", false, true);
-  emitSerialLoop(s, label, md, lo, hi, /*closureIndex=*/false);
+  // A vectorized loop that could not be widened is usually a reduction; the schedule asked for
+  // vectorization, so float operations in it may be reassociated (as `omp simd reduction`
+  // allows), which is what lets LLVM's loop vectorizer split the sum across lanes.
+  llvm::IRBuilderBase::FastMathFlagGuard fmfGuard(m_b);
+  if (s.forKind == ForKind::Vectorized) {
+    llvm::FastMathFlags fmf = m_b.getFastMathFlags();
+    fmf.setAllowReassoc();
+    m_b.setFastMathFlags(fmf);
+  }
+  emitSerialLoop(s, label, md, lo, hi);
 }
 
 void Emitter::emitSerialLoop(const Stmt& s, const std::string& label, llvm::MDNode* loopMd,
-                             llvm::Value* lo, llvm::Value* hi, bool closureIndex) {
-  (void)closureIndex;
+                             llvm::Value* lo, llvm::Value* hi) {
   llvm::Function* fn = m_fs.fn;
   llvm::BasicBlock* pre = m_b.GetInsertBlock();
   auto* header = llvm::BasicBlock::Create(m_ctx, label + ".header", fn);
@@ -390,7 +403,7 @@ void Emitter::emitParallel(const Stmt& s, const std::string& label) {
     m_vars[v] = Binding{field(f++, v)};
   llvm::Value* begin = m_b.CreateAdd(innerLo, closure->getArg(1), s.var + ".lo", false, true);
   llvm::Value* end = m_b.CreateAdd(innerLo, closure->getArg(2), s.var + ".hi", false, true);
-  emitSerialLoop(s, label, nullptr, begin, end, /*closureIndex=*/true);
+  emitSerialLoop(s, label, nullptr, begin, end);
   m_b.CreateRetVoid();
 
   m_fs = std::move(outer);

@@ -3,6 +3,7 @@
 
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Module.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
@@ -30,6 +31,17 @@ TargetInfo TargetInfo::host() {
     return t;
   }();
   return info;
+}
+
+Expected<TargetInfo> TargetInfo::forCpu(const std::string& cpu) {
+  TargetInfo t;
+  t.triple = host().triple;
+  t.cpu = cpu;
+  FB_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, createTargetMachine(t, 0));
+  if (!tm->getMCSubtargetInfo()->isCPUStringValid(cpu))
+    return makeError("unknown CPU '", cpu, "' for ", t.triple,
+                     " (try host, x86-64-v2, x86-64-v3, x86-64-v4, skylake, znver3, ...)");
+  return t;
 }
 
 bool TargetInfo::hasAvx2Fma() const {

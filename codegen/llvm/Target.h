@@ -22,6 +22,9 @@ struct TargetInfo {
 
   /// The machine this process runs on, with every feature it has.
   static TargetInfo host();
+  /// The host's triple with a named CPU ("x86-64-v3", "skylake", "znver3") and that CPU's
+  /// default features, for object files meant for other machines; an error for an unknown name.
+  static Expected<TargetInfo> forCpu(const std::string& cpu);
   /// A stable string naming the target, part of the kernel cache key.
   std::string key() const { return triple + "|" + cpu + "|" + features; }
   /// True when the target can execute AVX2 + FMA code (the micro-kernels' baseline).

@@ -3,6 +3,7 @@
 
 #include <cassert>
 #include <charconv>
+#include <functional>
 #include <cmath>
 #include <sstream>
 
@@ -297,13 +298,45 @@ std::string printStmt(const StmtPtr& s, int indent) {
   return os.str();
 }
 
+/// The name the body uses for each argument (the first view of it that appears).
+static std::vector<std::string> bufferNamesOf(const Kernel& k) {
+  std::vector<std::string> names(k.args.size());
+  std::function<void(const ExprPtr&)> visitExpr = [&](const ExprPtr& e) {
+    if (!e)
+      return;
+    if (e->kind == Expr::Kind::Load && e->buffer->kind == Buffer::Kind::Arg && e->buffer->arg >= 0 &&
+        size_t(e->buffer->arg) < names.size() && names[size_t(e->buffer->arg)].empty())
+      names[size_t(e->buffer->arg)] = e->buffer->name;
+    for (const ExprPtr& o : e->operands)
+      visitExpr(o);
+  };
+  forEachStmt(k.body, [&](const Stmt& s) {
+    if (s.kind == Stmt::Kind::Store && s.buffer->kind == Buffer::Kind::Arg && s.buffer->arg >= 0 &&
+        size_t(s.buffer->arg) < names.size() && names[size_t(s.buffer->arg)].empty())
+      names[size_t(s.buffer->arg)] = s.buffer->name;
+    visitExpr(s.value);
+    visitExpr(s.cond);
+    visitExpr(s.min);
+    visitExpr(s.extent);
+    for (const ExprPtr& i : s.indices)
+      visitExpr(i);
+  });
+  return names;
+}
+
 std::string printKernel(const Kernel& k) {
   std::ostringstream os;
   os << "kernel " << k.name << '(';
+  std::vector<std::string> bufferNames = bufferNamesOf(k);
   for (size_t i = 0; i < k.args.size(); ++i) {
     const KernelArg& a = k.args[i];
-    os << (i ? ", " : "") << roleName(a.role) << ' ' << a.name << ": " << dtypeName(a.dtype)
-       << '[';
+    os << (i ? ", " : "") << roleName(a.role) << ' ';
+    // `Y = "/conv1/Conv_output_0"` when the body's short name differs from the value's.
+    if (!bufferNames[i].empty() && bufferNames[i] != a.name)
+      os << bufferNames[i] << " = \"" << a.name << '"';
+    else
+      os << a.name;
+    os << ": " << dtypeName(a.dtype) << '[';
     for (size_t d = 0; d < a.sizes.size(); ++d)
       os << (d ? ", " : "") << a.sizes[d];
     os << ']';

@@ -161,8 +161,9 @@ Expected<StmtPtr> lowerConv(KernelBuilder& b, const Node& n, const BufferPtr& ou
                             const Epilogue& epi);
 Expected<StmtPtr> lowerConvTranspose(KernelBuilder& b, const Node& n, const BufferPtr& out,
                                      const Epilogue& epi);
+/// `indicesOut` (MaxPool's optional second output) may be null.
 Expected<StmtPtr> lowerPool(KernelBuilder& b, const Node& n, const BufferPtr& out,
-                            const Epilogue& epi);
+                            const Epilogue& epi, const BufferPtr& indicesOut = nullptr);
 
 /// Builds the GEMM spec of a MatMul/Gemm/Conv node (or nothing when its operands or geometry do
 /// not fit the spec). `out` is the buffer the result is written to.

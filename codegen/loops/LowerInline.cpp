@@ -56,16 +56,35 @@ Indices reshapeIndex(const Indices& out, const std::vector<int64_t>& outSizes,
   for (size_t d = 0; d < inSizes.size(); ++d)
     if (inSizes[d] != 1)
       inKept.push_back(d);
-  bool same = outKept.size() == inKept.size();
-  for (size_t i = 0; same && i < outKept.size(); ++i)
-    same = outSizes[outKept[i]] == inSizes[inKept[i]];
-  if (same) {
-    Indices in(inSizes.size(), intImm(0));
-    for (size_t i = 0; i < inKept.size(); ++i)
-      in[inKept[i]] = out[outKept[i]];
-    return in;
+  // Dimensions (other than 1s) that match at the front and at the back map one to one; only
+  // the middle goes through a linear offset ([16, 4, 16] -> [16, 64]: k -> (k / 16, k % 16)).
+  Indices in(inSizes.size(), intImm(0));
+  size_t pre = 0;
+  while (pre < outKept.size() && pre < inKept.size() &&
+         outSizes[outKept[pre]] == inSizes[inKept[pre]]) {
+    in[inKept[pre]] = out[outKept[pre]];
+    ++pre;
   }
-  return delinearize(linearize(out, outSizes), inSizes);
+  size_t post = 0;
+  while (post + pre < outKept.size() && post + pre < inKept.size() &&
+         outSizes[outKept[outKept.size() - 1 - post]] == inSizes[inKept[inKept.size() - 1 - post]]) {
+    in[inKept[inKept.size() - 1 - post]] = out[outKept[outKept.size() - 1 - post]];
+    ++post;
+  }
+  Indices midOut;
+  std::vector<int64_t> midOutSizes, midInSizes;
+  for (size_t i = pre; i + post < outKept.size(); ++i) {
+    midOut.push_back(out[outKept[i]]);
+    midOutSizes.push_back(outSizes[outKept[i]]);
+  }
+  for (size_t i = pre; i + post < inKept.size(); ++i)
+    midInSizes.push_back(inSizes[inKept[i]]);
+  if (!midInSizes.empty()) {
+    Indices midIn = delinearize(linearize(midOut, midOutSizes), midInSizes);
+    for (size_t i = 0; i < midIn.size(); ++i)
+      in[inKept[pre + i]] = midIn[i];
+  }
+  return in;
 }
 
 Expected<std::vector<int64_t>> constInts(KernelBuilder& b, const Node& n, size_t i,

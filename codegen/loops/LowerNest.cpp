@@ -205,7 +205,22 @@ Expected<StmtPtr> lowerMatMul(KernelBuilder& b, const Node& n, const BufferPtr& 
     post = compose(epi, gemmPost);
   }
   AccumulatorPlan plan = planAccumulator(post, idx, dt, 0, /*allowBiasInit=*/true);
-  ExprPtr product = mul(b.read(A, ai), b.read(B, bi));
+  ExprPtr va = b.read(A, ai), vb = b.read(B, bi);
+  if (n.op() == OpKind::MatMulInteger) {
+    // (A - a_zero_point[row]) * (B - b_zero_point[column]) in i32.
+    auto shifted = [&](ExprPtr v, size_t zpInput, const ExprPtr& at) {
+      v = cast(Type::i32(), v);
+      const Value* zp = n.numInputs() > zpInput ? n.input(zpInput) : nullptr;
+      if (!zp)
+        return v;
+      bool perAxis = zp->type().numElements().value_or(1) > 1;
+      ExprPtr z = perAxis && at ? b.read(zp, {at}) : readScalar(b, zp);
+      return sub(v, cast(Type::i32(), z));
+    };
+    va = shifted(va, 2, i);
+    vb = shifted(vb, 3, j);
+  }
+  ExprPtr product = mul(va, vb);
   StmtPtr update = forRange("k", K, store(out, idx, add(load(out, idx), product)));
   StmtPtr body = block({store(out, idx, plan.init, tag(n)), update,
                         finishStore(out, idx, plan.finish, "epilogue")});
@@ -355,8 +370,10 @@ Expected<StmtPtr> lowerSoftmax(KernelBuilder& b, const Node& n, const BufferPtr&
   Indices z{intImm(0)};
   ExprPtr x = b.read(X, xi);
   StmtPtr s1 = forRange("j", nAxis, store(mx, z, max(load(mx, z), x)));
-  StmtPtr s2 = forRange("j", nAxis, block({store(out, xi, unary(UnaryOp::Exp, sub(x, load(mx, z)))),
-                                            store(sum, z, add(load(sum, z), load(out, xi)))}));
+  // Exponentials and their sum in separate loops: the first vectorizes, the second is the
+  // (serial) reduction.
+  StmtPtr s2 = block({forRange("j", nAxis, store(out, xi, unary(UnaryOp::Exp, sub(x, load(mx, z))))),
+                      forRange("j", nAxis, store(sum, z, add(load(sum, z), load(out, xi))))});
   ExprPtr final = isLog ? sub(sub(x, load(mx, z)), unary(UnaryOp::Log, load(sum, z)))
                         : div(load(out, xi), load(sum, z));
   StmtPtr s3 = forRange("j", nAxis, store(out, xi, applyEpi(epi, xi, final)));
@@ -467,17 +484,21 @@ Expected<StmtPtr> lowerConcat(KernelBuilder& b, const Node& n, const BufferPtr& 
 
 } // namespace
 
-bool nestWritesExtraOutputs(OpKind op) { return op == OpKind::LayerNormalization; }
+bool nestWritesExtraOutputs(OpKind op) {
+  return op == OpKind::LayerNormalization || op == OpKind::MaxPool;
+}
 
 Expected<StmtPtr> lowerNestOp(KernelBuilder& b, const Node& n, const BufferPtr& out,
                               const Epilogue& epilogue, const std::vector<BufferPtr>& extras) {
   switch (n.op()) {
   case OpKind::MatMul:
+  case OpKind::MatMulInteger:
   case OpKind::Gemm: return lowerMatMul(b, n, out, epilogue);
-  case OpKind::Conv: return lowerConv(b, n, out, epilogue);
+  case OpKind::Conv:
+  case OpKind::ConvInteger: return lowerConv(b, n, out, epilogue);
   case OpKind::ConvTranspose: return lowerConvTranspose(b, n, out, epilogue);
   case OpKind::MaxPool:
-  case OpKind::AveragePool: return lowerPool(b, n, out, epilogue);
+  case OpKind::AveragePool: return lowerPool(b, n, out, epilogue, extras.empty() ? nullptr : extras[0]);
   case OpKind::GlobalAveragePool:
   case OpKind::GlobalMaxPool: {
     size_t r = n.input(0)->type().rank();

@@ -116,7 +116,8 @@ StmtPtr windowRows(const Node& n, const BufferPtr& out, const AccumulatorPlan& p
 Expected<StmtPtr> lowerConv(KernelBuilder& b, const Node& n, const BufferPtr& out,
                             const Epilogue& epi) {
   const Value *X = n.input(0), *W = n.input(1);
-  const Value* Bias = n.numInputs() > 2 ? n.input(2) : nullptr;
+  const bool integer = n.op() == OpKind::ConvInteger;
+  const Value* Bias = !integer && n.numInputs() > 2 ? n.input(2) : nullptr;
   std::vector<int64_t> xs = KernelBuilder::sizesOf(X), ws = KernelBuilder::sizesOf(W);
   std::vector<Dim> wk;
   for (size_t d = 2; d < ws.size(); ++d)
@@ -135,7 +136,7 @@ Expected<StmtPtr> lowerConv(KernelBuilder& b, const Node& n, const BufferPtr& ou
   if (Bias)
     post = compose(epi, [&b, Bias](const Indices& x, ExprPtr v) { return add(v, b.read(Bias, {x[1]})); });
   AccumulatorPlan plan = planAccumulator(post, idx, dt, 0, true);
-  if (cinG == 1 && w.s == 2 && b.options().defaultSchedules) {
+  if (cinG == 1 && w.s == 2 && b.options().defaultSchedules && !integer) {
     ExprPtr cIn = coutG == 1 ? var("co") : div(var("co"), intImm(coutG));
     return windowRows(n, out, plan, w, "co", [&](ExprPtr ih, ExprPtr iw, int64_t kw) {
       return mul(b.read(X, {var("n"), cIn, ih, iw}), b.read(W, {var("co"), intImm(0), var("kh"), intImm(kw)}));
@@ -148,7 +149,19 @@ Expected<StmtPtr> lowerConv(KernelBuilder& b, const Node& n, const BufferPtr& ou
   xi.insert(xi.end(), pos.begin(), pos.end());
   Indices wi = {var("co"), ci};
   wi.insert(wi.end(), kk.begin(), kk.end());
-  StmtPtr update = store(out, idx, add(load(out, idx), mul(b.read(X, xi), b.read(W, wi))));
+  ExprPtr vx = b.read(X, xi), vw = b.read(W, wi);
+  if (n.op() == OpKind::ConvInteger) {
+    // (X - x_zero_point) * (W - w_zero_point[output channel]) in i32.
+    vx = cast(Type::i32(), vx);
+    vw = cast(Type::i32(), vw);
+    if (n.numInputs() > 2 && n.input(2))
+      vx = sub(vx, cast(Type::i32(), readScalar(b, n.input(2))));
+    if (const Value* zp = n.numInputs() > 3 ? n.input(3) : nullptr) {
+      bool perChannel = zp->type().numElements().value_or(1) > 1;
+      vw = sub(vw, cast(Type::i32(), perChannel ? b.read(zp, {var("co")}) : readScalar(b, zp)));
+    }
+  }
+  StmtPtr update = store(out, idx, add(load(out, idx), mul(vx, vw)));
   if (cond)
     update = ifThen(cond, update);
   std::vector<std::string> rn;
@@ -226,7 +239,7 @@ Expected<StmtPtr> lowerConvTranspose(KernelBuilder& b, const Node& n, const Buff
 }
 
 Expected<StmtPtr> lowerPool(KernelBuilder& b, const Node& n, const BufferPtr& out,
-                            const Epilogue& epi) {
+                            const Epilogue& epi, const BufferPtr& indicesOut) {
   const Value* X = n.input(0);
   std::vector<int64_t> xs = KernelBuilder::sizesOf(X);
   bool isMax = n.op() == OpKind::MaxPool;
@@ -238,6 +251,38 @@ Expected<StmtPtr> lowerPool(KernelBuilder& b, const Node& n, const BufferPtr& ou
   Indices o(idx.begin() + 2, idx.end());
   Indices kk = varsOf(kn);
   DType dt = out->dtype;
+  if (isMax && indicesOut) {
+    // MaxPool with Indices: the first maximum's offset in X, flattened over the whole input
+    // (storage_order 1: column-major over the spatial axes).
+    FB_ASSIGN_OR_RETURN(int64_t storageOrder, n.attrs().getInt("storage_order", 0));
+    auto [pos, cond] = windowInput(w, o, kk);
+    Indices xi = {var("n"), var("c")};
+    xi.insert(xi.end(), pos.begin(), pos.end());
+    int64_t inSp = 1;
+    for (int64_t v : w.in)
+      inSp *= v;
+    ExprPtr flat = mul(add(mul(var("n"), intImm(xs[1])), var("c")), intImm(inSp));
+    for (size_t d = 0; d < w.s; ++d) {
+      int64_t stride = 1;
+      if (storageOrder == 0)
+        for (size_t e = d + 1; e < w.s; ++e)
+          stride *= w.in[e];
+      else
+        for (size_t e = 0; e < d; ++e)
+          stride *= w.in[e];
+      flat = add(flat, mul(pos[d], intImm(stride)));
+    }
+    ExprPtr x = b.read(X, xi);
+    ExprPtr better = binary(BinaryOp::Or, binary(BinaryOp::Gt, x, load(out, idx)),
+                            binary(BinaryOp::Lt, load(indicesOut, idx), intImm(0)));
+    StmtPtr update = ifThen(better, block({store(out, idx, x), store(indicesOut, idx, flat)}));
+    if (cond)
+      update = ifThen(cond, update);
+    StmtPtr body = block({store(out, idx, fimm(dt, -std::numeric_limits<double>::infinity()), tag(n)),
+                          store(indicesOut, idx, intImm(-1)), wrapLoops(kn, w.kernel, update),
+                          epi ? store(out, idx, epi(idx, load(out, idx)), "epilogue") : nullptr});
+    return wrapLoops(names, out->sizes, body);
+  }
   auto [pos, cond] = windowInput(w, o, kk);
   Indices xi = {var("n"), var("c")};
   xi.insert(xi.end(), pos.begin(), pos.end());

@@ -1,5 +1,7 @@
 // Schedule primitives on the loop IR (split/tile, reorder, fuse, vectorize, unroll, parallel,
-// cache a value in a local, pack an operand), the default schedule, and per-kernel overrides.
+// cache a value in a local), the default schedule, and per-kernel overrides. Packing operands
+// into panels is done by the GEMM micro-kernel generator for kernels with Kernel::gemm; its
+// blocking (mc/kc/nc/mr/nr) is set through the same override grammar.
 //
 // Every primitive takes a statement tree and returns a new one computing the same thing (the
 // tests check this with the loop-IR evaluator); loops are addressed by variable name, and a

@@ -141,8 +141,13 @@ void ThreadPool::parallelFor(FbParallelBody body, void* ctx, int64_t n) {
   m_wake.store(gen, std::memory_order_release);
   m_wake.notify_all();
   runChunks(gen);
-  while (m_pending.load(std::memory_order_acquire) != 0)
+  // Wait for the workers' chunks; yield now and then so that a preempted worker on a busy
+  // machine gets the core back instead of the caller spinning through its time slice.
+  for (unsigned spins = 0; m_pending.load(std::memory_order_acquire) != 0; ++spins) {
     cpuRelax();
+    if ((spins & 1023) == 1023)
+      std::this_thread::yield();
+  }
 }
 
 } // namespace fb::cg
