@@ -87,7 +87,7 @@ Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& opt
         continue;
       if (!out->type().isStatic())
         return makeError("plan-memory needs static shapes: value %", out->name(), " has type ",
-                         out->type().str());
+                         out->type().str(), " (bind symbolic dims first, e.g. --dim N=1)");
       BufferAssignment b;
       b.value = out->name();
       b.size = alignUp(int64_t(typeBytes(out->type())), options.alignment);

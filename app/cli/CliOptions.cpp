@@ -214,7 +214,8 @@ Running
   --backend B              interp (default) | cpu | gpu
   --inputs F1,F2,...       inputs as .npy or ONNX TensorProto .pb files, in graph order
   --seed N                 random inputs from seed N where no --inputs are given
-  --dim NAME=SIZE          size of a symbolic input dim for random inputs (default 1)
+  --dim NAME=SIZE          bind a symbolic input dim before the pipeline (random inputs
+                           use 1 for unbound symbols)
   --output-dir DIR         write outputs as .npy
   --compare                compare the imported model (interpreter) with the result on --backend
   --tolerance A[,R]        absolute and relative tolerance for --compare

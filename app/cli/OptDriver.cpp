@@ -12,6 +12,7 @@
 #include "core/RandomInputs.h"
 #include "core/onnx/OnnxImport.h"
 #include "core/text/IrPrinter.h"
+#include "core/ShapeInference.h"
 #include "passes/PassManager.h"
 
 #include <chrono>
@@ -182,6 +183,13 @@ public:
     auto loaded = loadModel(m_o.model);
     if (!loaded.ok())
       return fail(loaded.error());
+    // --dim N=4 binds symbolic input dims before the pipeline, so passes that need static shapes
+    // (plan-memory, the cpu backend) run on a dynamic-batch model.
+    if (!m_o.dims.empty()) {
+      Status bound = specializeDims(**loaded, m_o.dims);
+      if (!bound.ok())
+        return fail(bound.error());
+    }
 
     PipelineResult pipeline = runPipeline(std::move(loaded).value(), *steps);
     if (pipeline.error) {
