@@ -708,10 +708,85 @@ std::string outermostLoop(const StmtPtr& s) {
   return found;
 }
 
+namespace {
+
+/// Calls fn on every expression of s (statements' operands and, recursively, sub-expressions).
+void forEachExpr(const ExprPtr& e, const std::function<void(const Expr&)>& fn) {
+  if (!e)
+    return;
+  fn(*e);
+  for (const ExprPtr& o : e->operands)
+    forEachExpr(o, fn);
+}
+
+/// True when every load and store in `body` that depends on `var` depends on it only through
+/// its last index (contiguous across lanes), and nothing binds a Let variable from it.
+bool contiguousIn(const StmtPtr& body, const std::string& var) {
+  bool ok = true;
+  auto checkIndices = [&](const std::vector<ExprPtr>& idx) {
+    for (size_t i = 0; i + 1 < idx.size(); ++i)
+      ok &= !usesVar(idx[i], var);
+  };
+  forEachStmt(body, [&](const Stmt& x) {
+    if (x.kind == Stmt::Kind::Let && usesVar(x.value, var))
+      ok = false;
+    if (x.kind == Stmt::Kind::Store && x.buffer->kind == Buffer::Kind::Arg) {
+      checkIndices(x.indices);
+      ok &= !x.indices.empty() && usesVar(x.indices.back(), var);
+    }
+    for (const ExprPtr& e : {x.value, x.cond, x.min, x.extent})
+      forEachExpr(e, [&](const Expr& l) {
+        if (l.kind == Expr::Kind::Load && l.buffer && l.buffer->kind == Buffer::Kind::Arg)
+          checkIndices(l.operands);
+      });
+    for (const ExprPtr& i : x.indices)
+      forEachExpr(i, [&](const Expr& l) {
+        if (l.kind == Expr::Kind::Load && l.buffer && l.buffer->kind == Buffer::Kind::Arg)
+          checkIndices(l.operands);
+      });
+    // Inner loops must not depend on the lane.
+    if (x.kind == Stmt::Kind::For && (usesVar(x.min, var) || usesVar(x.extent, var)))
+      ok = false;
+  });
+  return ok;
+}
+
+bool containsVectorized(const StmtPtr& s) {
+  bool found = false;
+  forEachStmt(s, [&](const Stmt& x) {
+    found |= x.kind == Stmt::Kind::For && x.forKind == ForKind::Vectorized;
+  });
+  return found;
+}
+
+/// When a nest's innermost loop is a reduction (a MatMul whose tail is not a GEMM epilogue:
+/// `for i, j: acc = 0; for k: acc += x[i,k]*w[k,j]; y[i,j] = gelu(acc)`), vectorizes the
+/// innermost loop around it whose iterations are independent and contiguous (j): 8 outputs are
+/// accumulated at once in a privatized vector local.
+StmtPtr vectorizeAroundReduction(const StmtPtr& s, int width) {
+  if (containsVectorized(s))
+    return s;
+  std::string chosen;
+  forEachStmt(s, [&](const Stmt& x) {
+    int64_t e = 0;
+    if (x.kind == Stmt::Kind::For && x.forKind == ForKind::Serial && constExtent(x, &e) &&
+        e >= width && e % width == 0 && containsLoop(x.body) && iterationsIndependent(x) &&
+        contiguousIn(x.body, x.var))
+      chosen = x.var; // forEachStmt visits outer loops first: the last match is the innermost
+  });
+  if (chosen.empty())
+    return s;
+  auto r = vectorizeLoop(s, chosen, width);
+  return r.ok() ? *r : s;
+}
+
+} // namespace
+
 StmtPtr applyDefaultSchedule(const StmtPtr& body, const LowerOptions& options) {
   return perNest(body, [&](const StmtPtr& nest) {
     StmtPtr s = cacheReductions(nest);
     s = vectorizeInnermost(s, options.vectorWidth);
+    s = vectorizeAroundReduction(s, options.vectorWidth);
     return parallelizeOutermost(s, options.parallelThreshold);
   });
 }
