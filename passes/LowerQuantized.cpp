@@ -120,14 +120,12 @@ std::optional<Pattern> matchPattern(Node& n, std::string& why) {
     }
     p.channelAxis = 1;
     if (n.op() == OpKind::Gemm) {
-      auto alpha = n.attrs().getFloat("alpha", 1.0f), beta = n.attrs().getFloat("beta", 1.0f);
-      auto transA = n.attrs().getInt("transA", 0), transB = n.attrs().getInt("transB", 0);
-      if (!alpha.ok() || !beta.ok() || !transA.ok() || !transB.ok() || *alpha != 1.0f ||
-          *beta != 1.0f || *transA != 0) {
+      auto axis = plainGemmChannelAxis(n, /*betaMatters=*/true);
+      if (!axis) {
         why = "Gemm with alpha, beta or transA other than 1, 1, 0";
         return std::nullopt;
       }
-      p.channelAxis = *transB ? 0 : 1;
+      p.channelAxis = *axis;
     }
   }
   const int64_t channels = wq->sizes()[size_t(p.channelAxis)];

@@ -111,4 +111,13 @@ Tensor quantizeBias(const Tensor& bias, float inputScale, const std::vector<floa
   return out;
 }
 
+std::optional<int64_t> plainGemmChannelAxis(const Node& gemm, bool betaMatters) {
+  auto alpha = gemm.attrs().getFloat("alpha", 1.0f), beta = gemm.attrs().getFloat("beta", 1.0f);
+  auto transA = gemm.attrs().getInt("transA", 0), transB = gemm.attrs().getInt("transB", 0);
+  if (!alpha.ok() || !beta.ok() || !transA.ok() || !transB.ok() || *alpha != 1.0f ||
+      *transA != 0 || (betaMatters && *beta != 1.0f))
+    return std::nullopt;
+  return *transB ? 0 : 1;
+}
+
 } // namespace fb

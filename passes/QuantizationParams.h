@@ -64,6 +64,11 @@ void annotateQuant(Value* v, const std::vector<float>& scales,
 /// monotone, so Q(clamp(v, lo, hi)) = clamp(Q(v), Q(lo), Q(hi)).
 std::optional<Range> activationClamp(const Node& node);
 
+/// The axis of a Gemm's weight B that indexes output channels (transB ? 0 : 1), or nullopt when
+/// the Gemm is not a plain product that quantizes per channel: alpha != 1, transA != 0, or
+/// beta != 1 when `betaMatters` (the bias is added).
+std::optional<int64_t> plainGemmChannelAxis(const Node& gemm, bool betaMatters);
+
 /// The accumulator scale of channel c: inputScale · weightScale (in f32, as stored).
 float accumulatorScale(float inputScale, float weightScale);
 

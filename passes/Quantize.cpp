@@ -148,14 +148,12 @@ std::optional<Candidate> findCandidate(Node& n, std::string& why) {
     }
     c.axis = 1;
     if (n.op() == OpKind::Gemm) {
-      auto alpha = n.attrs().getFloat("alpha", 1.0f), beta = n.attrs().getFloat("beta", 1.0f);
-      auto transA = n.attrs().getInt("transA", 0), transB = n.attrs().getInt("transB", 0);
-      if (!alpha.ok() || !beta.ok() || !transA.ok() || !transB.ok() || *alpha != 1.0f ||
-          *transA != 0 || (n.input(2) && *beta != 1.0f)) {
+      auto axis = plainGemmChannelAxis(n, /*betaMatters=*/n.input(2) != nullptr);
+      if (!axis) {
         why = "Gemm with alpha, beta or transA other than 1, 1, 0";
         return std::nullopt;
       }
-      c.axis = *transB ? 0 : 1;
+      c.axis = *axis;
     }
   }
   const int64_t channels = w->sizes()[size_t(c.axis)];

@@ -179,6 +179,43 @@ void visitLoops(const StmtPtr& s, const std::function<bool(const Stmt&)>& fn) {
   }
 }
 
+/// Loads or stores of `buffer` inside s go to the one-element local `acc` instead.
+StmtPtr redirectAccesses(const StmtPtr& s, const std::string& buffer, const BufferPtr& acc) {
+  std::vector<ExprPtr> zero{intImm(0)};
+  std::function<ExprPtr(const ExprPtr&)> rew = [&](const ExprPtr& e) -> ExprPtr {
+    if (!e)
+      return e;
+    if (e->kind == Expr::Kind::Load && e->buffer->name == buffer)
+      return load(acc, zero);
+    if (e->operands.empty())
+      return e;
+    auto c = std::make_shared<Expr>(*e);
+    for (ExprPtr& o : c->operands)
+      o = rew(o);
+    return c;
+  };
+  std::function<StmtPtr(const StmtPtr&)> rs = [&](const StmtPtr& x) -> StmtPtr {
+    if (!x)
+      return x;
+    auto c = std::make_shared<Stmt>(*x);
+    c->value = rew(x->value);
+    c->cond = rew(x->cond);
+    for (ExprPtr& i : c->indices)
+      i = rew(i);
+    if (x->kind == Stmt::Kind::Store && x->buffer->name == buffer) {
+      c->buffer = acc;
+      c->indices = zero;
+    }
+    c->body = rs(x->body);
+    c->thenBody = rs(x->thenBody);
+    c->elseBody = rs(x->elseBody);
+    for (StmtPtr& y : c->stmts)
+      y = rs(y);
+    return c;
+  };
+  return rs(s);
+}
+
 /// cacheLocal on one loop: the accesses to `buffer` (all at one index independent of the loop
 /// and of everything bound inside it) go to a local accumulator.
 Expected<StmtPtr> cacheOne(const StmtPtr& loop, const std::string& buffer) {
@@ -228,78 +265,10 @@ Expected<StmtPtr> cacheOne(const StmtPtr& loop, const std::string& buffer) {
                      " at more than one element, or at one that changes inside the loop");
   BufferPtr acc = makeLocalBuffer(buffer + "_acc", buf->dtype, {1});
   std::vector<ExprPtr> zero{intImm(0)};
-  // Redirect every access to the accumulator.
-  std::function<ExprPtr(const ExprPtr&)> rew = [&](const ExprPtr& e) -> ExprPtr {
-    if (!e)
-      return e;
-    if (e->kind == Expr::Kind::Load && e->buffer->name == buffer)
-      return load(acc, zero);
-    if (e->operands.empty())
-      return e;
-    auto c = std::make_shared<Expr>(*e);
-    for (ExprPtr& o : c->operands)
-      o = rew(o);
-    return c;
-  };
-  std::function<StmtPtr(const StmtPtr&)> rs = [&](const StmtPtr& s) -> StmtPtr {
-    if (!s)
-      return s;
-    auto c = std::make_shared<Stmt>(*s);
-    c->value = rew(s->value);
-    c->cond = rew(s->cond);
-    for (ExprPtr& i : c->indices)
-      i = rew(i);
-    if (s->kind == Stmt::Kind::Store && s->buffer->name == buffer) {
-      c->buffer = acc;
-      c->indices = zero;
-    }
-    c->body = rs(s->body);
-    c->thenBody = rs(s->thenBody);
-    c->elseBody = rs(s->elseBody);
-    for (StmtPtr& x : c->stmts)
-      x = rs(x);
-    return c;
-  };
-  return alloc(acc, block({store(acc, zero, load(buf, idx)), rs(loop),
+  return alloc(acc, block({store(acc, zero, load(buf, idx)), redirectAccesses(loop, buffer, acc),
                            store(buf, idx, load(acc, zero))}));
 }
 
-/// Loads or stores of `buffer` inside s go to the one-element local `acc` instead.
-StmtPtr redirectAccesses(const StmtPtr& s, const std::string& buffer, const BufferPtr& acc) {
-  std::vector<ExprPtr> zero{intImm(0)};
-  std::function<ExprPtr(const ExprPtr&)> rew = [&](const ExprPtr& e) -> ExprPtr {
-    if (!e)
-      return e;
-    if (e->kind == Expr::Kind::Load && e->buffer->name == buffer)
-      return load(acc, zero);
-    if (e->operands.empty())
-      return e;
-    auto c = std::make_shared<Expr>(*e);
-    for (ExprPtr& o : c->operands)
-      o = rew(o);
-    return c;
-  };
-  std::function<StmtPtr(const StmtPtr&)> rs = [&](const StmtPtr& x) -> StmtPtr {
-    if (!x)
-      return x;
-    auto c = std::make_shared<Stmt>(*x);
-    c->value = rew(x->value);
-    c->cond = rew(x->cond);
-    for (ExprPtr& i : c->indices)
-      i = rew(i);
-    if (x->kind == Stmt::Kind::Store && x->buffer->name == buffer) {
-      c->buffer = acc;
-      c->indices = zero;
-    }
-    c->body = rs(x->body);
-    c->thenBody = rs(x->thenBody);
-    c->elseBody = rs(x->elseBody);
-    for (StmtPtr& y : c->stmts)
-      y = rs(y);
-    return c;
-  };
-  return rs(s);
-}
 
 /// True when every load of `buffer` in e is at `idx`; counts them.
 bool loadsOnlyAt(const ExprPtr& e, const std::string& buffer, const std::vector<ExprPtr>& idx,
