@@ -82,7 +82,8 @@ struct CompiledModel::Impl {
   std::vector<std::vector<void*>> args;                       // per kernel
   std::vector<std::vector<std::pair<size_t, ArgSlot>>> dynamic; // per kernel: inputs/outputs
   AlignedBuffer arena;
-  std::vector<AlignedBuffer> buffers;   // separate activations and scratch
+  std::vector<AlignedBuffer> buffers;   // separate activations
+  AlignedBuffer workspace;              // every kernel's scratch arguments, from offset 0
   std::vector<std::vector<int64_t>> inputSizes;
   std::vector<DType> inputTypes;
   std::vector<std::vector<int64_t>> outputSizes;
@@ -268,9 +269,22 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   std::vector<std::vector<bool>> noAlias(kernels.size());
   impl.args.resize(kernels.size());
   impl.dynamic.resize(kernels.size());
+  // Scratch arguments (fused intermediates, a GEMM's shared packed B) live only while their
+  // kernel runs, and kernels run one at a time: all share one workspace.
+  auto scratchSpan = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
+  int64_t workspaceBytes = 0;
+  for (const Kernel& kern : kernels) {
+    int64_t sum = 0;
+    for (const KernelArg& arg : kern.args)
+      if (arg.role == KernelArg::Role::Scratch)
+        sum += scratchSpan(argBytes(arg));
+    workspaceBytes = std::max(workspaceBytes, sum);
+  }
+  impl.workspace = AlignedBuffer(workspaceBytes);
   for (size_t k = 0; k < kernels.size(); ++k) {
     const Kernel& kern = kernels[k];
     std::vector<ArgSlot> slots;
+    int64_t scratchAt = 0;
     for (size_t a = 0; a < kern.args.size(); ++a) {
       const KernelArg& arg = kern.args[a];
       int64_t bytes = argBytes(arg);
@@ -284,8 +298,8 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
       };
       const Value* v = arg.role == KernelArg::Role::Scratch ? nullptr : g.findValue(arg.name);
       if (arg.role == KernelArg::Role::Scratch) {
-        impl.buffers.emplace_back(bytes);
-        fixed(impl.buffers.back().data(), 1);
+        fixed(impl.workspace.data() + scratchAt, 1);
+        scratchAt += scratchSpan(bytes);
       } else if (arg.role == KernelArg::Role::Weight && arg.data && arg.data->valid()) {
         fixed(arg.data->rawData(), 1);
         stats.weightBytes += int64_t(arg.data->byteSize());

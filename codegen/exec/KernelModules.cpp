@@ -1,5 +1,6 @@
-// Kernels → LLVM modules, choosing between the GEMM generator and the loop emitter.
+// Kernels → LLVM modules, choosing the GEMM generator, the depthwise generator or loops.
 #include "codegen/exec/KernelModules.h"
+#include "codegen/gemm/DepthwiseEmitter.h"
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/llvm/LoopToLlvm.h"
 #include "codegen/llvm/Optimizer.h"
@@ -16,6 +17,7 @@ const char* kernelGeneratorName(KernelGenerator g) {
   switch (g) {
   case KernelGenerator::Loops: return "loops";
   case KernelGenerator::Gemm: return "gemm";
+  case KernelGenerator::Depthwise: return "dwconv";
   }
   __builtin_unreachable();
 }
@@ -36,7 +38,7 @@ Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm) {
   if (!useGemm)
     return Status::success();
   for (Kernel& k : kernels)
-    if (k.gemm) {
+    if (k.gemm && !isDepthwise(*k.gemm)) {
       // A spec the generator cannot pack is compiled from its loop nest instead.
       if (!packConstantOperands(k).ok())
         k.gemm.reset();
@@ -52,17 +54,19 @@ Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& con
                                                           std::string* note) {
   Status st;
   if (options.useGemm && kernel.gemm) {
+    bool depthwise = isDepthwise(*kernel.gemm);
     std::unique_ptr<llvm::Module> m = newModule(context, kernel.name, target, st);
     FB_TRY(st);
-    auto fn = emitGemmKernel(*m, kernel);
+    auto fn = depthwise ? emitDepthwiseKernel(*m, kernel) : emitGemmKernel(*m, kernel);
     if (fn.ok()) {
       FB_TRY(configureModule(*m, target)); // tags the new functions with the target CPU
       if (generator)
-        *generator = KernelGenerator::Gemm;
+        *generator = depthwise ? KernelGenerator::Depthwise : KernelGenerator::Gemm;
       return m;
     }
     if (note)
-      *note = "GEMM generator: " + fn.error().message() + "; using the loop nest";
+      *note = std::string(depthwise ? "depthwise" : "GEMM") +
+              " generator: " + fn.error().message() + "; using the loop nest";
   }
   std::unique_ptr<llvm::Module> m = newModule(context, kernel.name, target, st);
   FB_TRY(st);

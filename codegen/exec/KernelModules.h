@@ -1,4 +1,4 @@
-// Kernels → LLVM modules: the GEMM generator for GEMM-class kernels, the loop emitter otherwise.
+// Kernels → LLVM modules: the GEMM or depthwise generator for GEMM specs, loops otherwise.
 #pragma once
 
 #include "codegen/llvm/Jit.h"
@@ -28,12 +28,17 @@ struct KernelEmitOptions {
 };
 
 /// Which generator produced a kernel's function.
-enum class KernelGenerator { Loops, Gemm };
+enum class KernelGenerator {
+  Loops,    ///< the loop-nest emitter (codegen/llvm)
+  Gemm,     ///< the BLIS-style GEMM generator (codegen/gemm/GemmEmitter.h)
+  Depthwise ///< the direct depthwise-convolution generator (codegen/gemm/DepthwiseEmitter.h)
+};
 const char* kernelGeneratorName(KernelGenerator g);
 
 /// A module named after `kernel` in `context` holding its entry function and helpers,
-/// configured for `target`. Tries the GEMM generator first when the kernel has a spec and
-/// falls back to the loop emitter when the generator fails (the reason lands in `*note`).
+/// configured for `target`. Tries the GEMM generator first when the kernel has a spec (the
+/// depthwise generator when the spec is a depthwise convolution) and falls back to the loop
+/// emitter when the generator fails (the reason lands in `*note`).
 /// The GEMM generator needs packConstantOperands(kernel) to have run (see prepareKernels).
 Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& context,
                                                           const Kernel& kernel,
@@ -42,7 +47,8 @@ Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& con
                                                           KernelGenerator* generator = nullptr,
                                                           std::string* note = nullptr);
 
-/// Packs the constant operands of every GEMM-class kernel (appending their Weight arguments);
+/// Packs the constant operands of every GEMM-class kernel (appending their Weight arguments;
+/// depthwise kernels read their weights unpacked);
 /// call once after lowering and before binding arguments or building modules. A kernel whose
 /// operands cannot be packed loses its GemmSpec and is compiled from its loop nest.
 Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm);

@@ -17,7 +17,7 @@ struct KernelProfileInfo {
   std::string nodeNames;     ///< their names from the model, comma-separated
   std::string inputShapes;   ///< "f32[1,64,56,56], f32[64,64,3,3]"
   std::string outputShapes;
-  std::string generator;     ///< "gemm" or "loops"
+  std::string generator;     ///< "gemm", "dwconv" or "loops" (kernelGeneratorName)
   double flops = 0;
   double bytes = 0;
 };

@@ -2,6 +2,7 @@
 // the run-time packing of A and B (strided and implicit im2col) into micro-panels.
 #include "codegen/gemm/GemmEmitter.h"
 
+#include "codegen/gemm/DepthwiseEmitter.h"
 #include "codegen/gemm/GemmIrBuilder.h"
 
 #include <llvm/IR/Verifier.h>
@@ -24,6 +25,8 @@ namespace {
 
 /// Packing buffers live on the worker's stack; keep them well inside an 8 MiB thread stack.
 constexpr int64_t kMaxStackBytes = 2 << 20;
+/// An N remainder (N mod nr) of at most this many columns uses the column micro-kernel.
+constexpr int64_t kColumnEdge = 4;
 
 /// `void <name>.packA(ptr args, i64 b, i64 g, i64 ic, i64 mLen, i64 pc, i64 kLen, ptr dst)`:
 /// dst[(panel*kLen + k)*mr + i] = A[b, g, ic + panel*mr + i, pc + k], zero past mLen.
@@ -65,19 +68,22 @@ Function* emitPackA(GemmIrContext& c) {
   return f;
 }
 
-/// `void <name>.packB(ptr args, i64 b, i64 g, i64 n0, i64 nLen, i64 pc, i64 kLen, ptr dst)`:
-/// dst[(panel*kLen + k)*nr + j] = B[b, g, pc + k, n0 + panel*nr + j], zero past nLen; for a
-/// convolution B is the implicit im2col of the input.
+/// `void <name>.packB(ptr args, i64 b, i64 g, i64 n0, i64 nLen, i64 pc, i64 kLen, ptr dst,
+/// i64 panelStride)`: dst[panel*panelStride + k*nr + j] = B[b, g, pc + k, n0 + panel*nr + j],
+/// zero past nLen; for a convolution B is the implicit im2col of the input. panelStride is
+/// kLen*nr for the per-item block, K*nr for the shared buffer (the pre-packed layout).
 Function* emitPackB(GemmIrContext& c) {
   const GemmPlan& p = c.plan;
-  Function* f = c.makeFunction("packB", Type::getVoidTy(c.ctx),
-                               {c.ptr, c.i64, c.i64, c.i64, c.i64, c.i64, c.i64, c.ptr}, true);
-  const char* names[] = {"args", "b", "g", "n0", "nLen", "pc", "kLen", "dst"};
+  Function* f =
+      c.makeFunction("packB", Type::getVoidTy(c.ctx),
+                     {c.ptr, c.i64, c.i64, c.i64, c.i64, c.i64, c.i64, c.ptr, c.i64}, true);
+  const char* names[] = {"args", "b", "g", "n0", "nLen", "pc", "kLen", "dst", "panelStride"};
   for (unsigned i = 0; i < f->arg_size(); ++i)
     f->getArg(i)->setName(names[i]);
   f->addParamAttr(7, Attribute::NoAlias);
   Value *argv = f->getArg(0), *bi = f->getArg(1), *g = f->getArg(2), *n0 = f->getArg(3);
   Value *nLen = f->getArg(4), *pc = f->getArg(5), *kLen = f->getArg(6), *dst = f->getArg(7);
+  Value* panelStride = f->getArg(8);
   IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
   Value* base = loadArg(b, argv, p.b.arg, "B");
   Value* src = floatGep(
@@ -87,7 +93,8 @@ Function* emitPackB(GemmIrContext& c) {
   Value* panels = b.CreateUDiv(b.CreateAdd(nLen, c.c64(p.nr - 1)), c.c64(p.nr));
   auto dstAt = [&](Value* panel, Value* k, Value* j) {
     return floatGep(
-        b, dst, b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(panel, kLen), k), c.c64(p.nr)), j));
+        b, dst,
+        b.CreateAdd(b.CreateAdd(b.CreateMul(panel, panelStride), b.CreateMul(k, c.c64(p.nr))), j));
   };
 
   if (p.b.source == OperandSource::Strided && p.b.colStride == 1) {
@@ -163,8 +170,9 @@ Function* emitPackB(GemmIrContext& c) {
               };
               Value* sameRow = b.CreateICmpEQ(at(ihBase, first), at(ihBase, last));
               Value* consecutive = b.CreateICmpEQ(
-                  b.CreateAdd(at(iwBase, first), ConstantInt::get(c.i32, 7)), at(iwBase, last));
-              Value* run = cv.strideW == 1 ? b.CreateAnd(sameRow, consecutive) : b.getFalse();
+                  b.CreateAdd(at(iwBase, first), ConstantInt::get(c.i32, 7 * cv.strideW)),
+                  at(iwBase, last));
+              Value* run = cv.strideW <= 2 ? b.CreateAnd(sameRow, consecutive) : b.getFalse();
               b.CreateStore(run, b.CreateGEP(c.i1, rowRun, group));
             });
     int64_t taps = cv.kernelH * cv.kernelW;
@@ -197,14 +205,35 @@ Function* emitPackB(GemmIrContext& c) {
           BasicBlock* gatherBlock = BasicBlock::Create(c.ctx, "im2col.gather", fn);
           BasicBlock* join = BasicBlock::Create(c.ctx, "im2col.join", fn);
           b.CreateCondBr(run, runBlock, gatherBlock);
-          // 8 consecutive pixels of one input row: lanes outside the image are masked off
-          // and never touched, so the (possibly out-of-image) address is fine.
+          // 8 pixels of one input row, consecutive (stride 1: one vector) or every other one
+          // (stride 2: two vectors, then the even lanes): elements outside the image are
+          // masked off and never touched, so the (possibly out-of-image) address is fine.
           b.SetInsertPoint(runBlock);
           Value* ih0 = b.CreateSExt(b.CreateExtractElement(ih, uint64_t(0)), c.i64);
           Value* iw0 = b.CreateSExt(b.CreateExtractElement(iw, uint64_t(0)), c.i64);
           Value* rowPtr =
               b.CreateGEP(c.f32, chan, b.CreateAdd(b.CreateMul(ih0, c.c64(cv.inW)), iw0));
-          Value* vRun = b.CreateMaskedLoad(c.v8f32, rowPtr, Align(4), ok, c.vf(0.0f));
+          Value* vRun;
+          if (cv.strideW == 1) {
+            vRun = b.CreateMaskedLoad(c.v8f32, rowPtr, Align(4), ok, c.vf(0.0f));
+          } else {
+            Value* rowOk =
+                b.CreateVectorSplat(8, b.CreateICmpULT(b.CreateExtractElement(ih, uint64_t(0)),
+                                                       ConstantInt::get(c.i32, cv.inH)));
+            Value* iwFirst = splat(b.CreateExtractElement(iw, uint64_t(0)));
+            Value* halves[2];
+            for (int h = 0; h < 2; ++h) {
+              SmallVector<Constant*, 8> lanes;
+              for (int l = 0; l < 8; ++l)
+                lanes.push_back(ConstantInt::get(c.i32, 8 * h + l));
+              Value* cols = b.CreateAdd(iwFirst, ConstantVector::get(lanes));
+              Value* mask = b.CreateAnd(rowOk, b.CreateICmpULT(cols, wVec));
+              halves[h] = b.CreateMaskedLoad(c.v8f32, floatGep(b, rowPtr, c.c64(8 * h)), Align(4),
+                                             mask, c.vf(0.0f));
+            }
+            vRun = b.CreateShuffleVector(halves[0], halves[1],
+                                         ArrayRef<int>{0, 2, 4, 6, 8, 10, 12, 14}, "even");
+          }
           b.CreateBr(join);
           b.SetInsertPoint(gatherBlock);
           Value* idx = b.CreateSelect(ok, b.CreateAdd(b.CreateMul(ih, wVec), iw),
@@ -228,7 +257,7 @@ Function* emitPackB(GemmIrContext& c) {
 /// `void <name>.items(ptr args, i64 begin, i64 end)`: the blocked loop nest of work items
 /// [begin, end) — the body fb_parallel_for runs.
 Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function* uk,
-                    Function* ukEdge) {
+                    const std::vector<Function*>& ukEdge, Function* ukColumns) {
   const GemmPlan& p = c.plan;
   Function* f = c.makeFunction("items", Type::getVoidTy(c.ctx), {c.ptr, c.i64, c.i64}, true);
   f->getArg(0)->setName("args");
@@ -243,7 +272,8 @@ Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function
   if (bLocal)
     cast<AllocaInst>(bLocal)->setAlignment(Align(64));
   Value* aConst = packA ? nullptr : loadArg(b, argv, p.a.arg, "A.panels");
-  Value* bConst = packB ? nullptr : loadArg(b, argv, p.b.arg, "B.panels");
+  Value* bConst =
+      packB ? nullptr : loadArg(b, argv, p.sharedB ? p.sharedBArg : p.b.arg, "B.panels");
   int64_t kBlocks = std::max<int64_t>(1, (p.K + p.kc - 1) / p.kc);
 
   emitFor(b, f->getArg(1), f->getArg(2), c.c64(1), "item", [&](Value* item) {
@@ -261,7 +291,9 @@ Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function
         b.CreateAdd(b.CreateMul(bi, c.c64(p.cBatchStride)), b.CreateMul(g, c.c64(p.cGroupStride)));
     Value* aSlice =
         b.CreateAdd(b.CreateMul(p.a.batchStride != 0 ? bi : c.c64(0), c.c64(p.groups)), g);
-    Value* bSlice = p.b.batchStride != 0 ? bi : c.c64(0);
+    Value* bSlice = p.sharedB              ? b.CreateAdd(b.CreateMul(bi, c.c64(p.groups)), g)
+                    : p.b.batchStride != 0 ? bi
+                                           : c.c64(0);
 
     emitFor(b, nStart, nEnd, c.c64(p.nc), "jc", [&](Value* n0) {
       Value* nLen = emitMin(b, c.c64(p.nc), b.CreateSub(nEnd, n0));
@@ -272,16 +304,17 @@ Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function
         Value* last = b.CreateICmpEQ(kb, c.c64(kBlocks - 1), "last");
         Value *bBase, *bPanelStride;
         if (packB) {
-          b.CreateCall(packB, {argv, bi, g, n0, nLen, pc, kLen, bLocal});
+          b.CreateCall(packB,
+                       {argv, bi, g, n0, nLen, pc, kLen, bLocal, b.CreateMul(kLen, c.c64(p.nr))});
           bBase = bLocal;
           bPanelStride = b.CreateMul(kLen, c.c64(p.nr));
         } else {
           Value* panel0 =
               b.CreateAdd(b.CreateMul(bSlice, c.c64(p.bPanels)), b.CreateUDiv(n0, c.c64(p.nr)));
-          bBase =
-              floatGep(b, bConst,
-                       b.CreateMul(b.CreateAdd(b.CreateMul(panel0, c.c64(p.K)), pc), c.c64(p.nr)));
-          bPanelStride = c.c64(p.K * p.nr);
+          bBase = floatGep(b, bConst,
+                           b.CreateAdd(b.CreateMul(panel0, c.c64(p.bPanelFloats)),
+                                       b.CreateMul(pc, c.c64(p.nr))));
+          bPanelStride = c.c64(p.bPanelFloats);
         }
         emitFor(b, mStart, mEnd, c.c64(p.mc), "ic", [&](Value* ic) {
           Value* mLen = emitMin(b, c.c64(p.mc), b.CreateSub(mEnd, ic));
@@ -293,10 +326,10 @@ Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function
           } else {
             Value* panel0 =
                 b.CreateAdd(b.CreateMul(aSlice, c.c64(p.aPanels)), b.CreateUDiv(ic, c.c64(p.mr)));
-            aBase = floatGep(
-                b, aConst,
-                b.CreateMul(b.CreateAdd(b.CreateMul(panel0, c.c64(p.K)), pc), c.c64(p.mr)));
-            aPanelStride = c.c64(p.K * p.mr);
+            aBase = floatGep(b, aConst,
+                             b.CreateAdd(b.CreateMul(panel0, c.c64(p.aPanelFloats)),
+                                         b.CreateMul(pc, c.c64(p.mr))));
+            aPanelStride = c.c64(p.aPanelFloats);
           }
           emitFor(b, c.c64(0), nLen, c.c64(p.nr), "jr", [&](Value* jr) {
             Value* nValid = emitMin(b, c.c64(p.nr), b.CreateSub(nLen, jr));
@@ -323,8 +356,30 @@ Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function
               b.SetInsertPoint(fullBlock);
               b.CreateCall(uk, callArgs);
               b.CreateBr(next);
+              // Edge tiles: the variant with just enough 8-column vectors for nValid, so a
+              // 1-column remainder (N = 49 = 3·16 + 1) costs an eighth of a full tile, not all.
               b.SetInsertPoint(edgeBlock);
-              b.CreateCall(ukEdge, callArgs);
+              Value* vectors = b.CreateUDiv(b.CreateAdd(nValid, c.c64(7)), c.c64(8), "vectors");
+              BasicBlock* edgeNext = next;
+              for (size_t v = ukEdge.size(); v-- > 1;) {
+                BasicBlock* narrow = BasicBlock::Create(c.ctx, "tile.edge.nv", parent);
+                BasicBlock* wider = BasicBlock::Create(c.ctx, "tile.edge.call", parent);
+                b.CreateCondBr(b.CreateICmpULE(vectors, c.c64(int64_t(v))), narrow, wider);
+                b.SetInsertPoint(wider);
+                b.CreateCall(ukEdge[v], callArgs);
+                b.CreateBr(edgeNext);
+                b.SetInsertPoint(narrow);
+              }
+              if (ukColumns) {
+                BasicBlock* cols = BasicBlock::Create(c.ctx, "tile.edge.cols", parent);
+                BasicBlock* one = BasicBlock::Create(c.ctx, "tile.edge.call", parent);
+                b.CreateCondBr(b.CreateICmpSLE(nValid, c.c64(c.plan.N % c.plan.nr)), cols, one);
+                b.SetInsertPoint(cols);
+                b.CreateCall(ukColumns, callArgs);
+                b.CreateBr(next);
+                b.SetInsertPoint(one);
+              }
+              b.CreateCall(ukEdge[0], callArgs);
               b.CreateBr(next);
               b.SetInsertPoint(next);
             });
@@ -337,29 +392,39 @@ Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function
   return f;
 }
 
-/// `void <name>.worker(ptr ctx, i64 begin, i64 end)`: the fb_parallel_for body. It ignores its
-/// range and claims items from the shared counter in ctx = {ptr args, i64 next} until all are
-/// taken; the pool calls it at least once, so every item runs exactly once.
-Function* emitWorker(GemmIrContext& c, Function* items) {
-  Function* f = c.makeFunction("worker", Type::getVoidTy(c.ctx), {c.ptr, c.i64, c.i64}, true);
-  f->getArg(0)->setName("ctx");
-  StructType* ctxTy = StructType::get(c.ctx, {c.ptr, c.i64});
-  BasicBlock* entry = BasicBlock::Create(c.ctx, "entry", f);
-  BasicBlock* claim = BasicBlock::Create(c.ctx, "claim", f);
-  BasicBlock* run = BasicBlock::Create(c.ctx, "run", f);
-  BasicBlock* done = BasicBlock::Create(c.ctx, "done", f);
-  IRBuilder<> b(entry);
-  Value* args = b.CreateLoad(c.ptr, b.CreateStructGEP(ctxTy, f->getArg(0), 0), "args");
-  Value* next = b.CreateStructGEP(ctxTy, f->getArg(0), 1, "next");
-  b.CreateBr(claim);
-  b.SetInsertPoint(claim);
-  Value* item =
-      b.CreateAtomicRMW(AtomicRMWInst::Add, next, c.c64(1), Align(8), AtomicOrdering::Monotonic);
-  b.CreateCondBr(b.CreateICmpSLT(item, c.c64(c.plan.items())), run, done);
-  b.SetInsertPoint(run);
-  b.CreateCall(items, {args, item, b.CreateAdd(item, c.c64(1))});
-  b.CreateBr(claim);
-  b.SetInsertPoint(done);
+/// `void <name>.packItems(ptr args, i64 begin, i64 end)`: the first phase of a shared-B plan —
+/// pack items [begin, end) of (slice, N block of nc, K block of kc) into the Scratch argument
+/// in the pre-packed layout (slice × panels × K × nr), which the work items then read.
+Function* emitSharedPackItems(GemmIrContext& c, Function* packB) {
+  const GemmPlan& p = c.plan;
+  Function* f = c.makeFunction("packItems", Type::getVoidTy(c.ctx), {c.ptr, c.i64, c.i64}, true);
+  f->getArg(0)->setName("args");
+  f->getArg(1)->setName("begin");
+  f->getArg(2)->setName("end");
+  Value* argv = f->getArg(0);
+  IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
+  Value* shared = loadArg(b, argv, p.sharedBArg, "B.shared");
+  int64_t kBlocks = std::max<int64_t>(1, (p.K + p.kc - 1) / p.kc);
+  int64_t nBlocks = (p.N + p.nc - 1) / p.nc;
+  emitFor(b, f->getArg(1), f->getArg(2), c.c64(1), "item", [&](Value* item) {
+    Value* kb = b.CreateURem(item, c.c64(kBlocks), "kblock");
+    Value* t = b.CreateUDiv(item, c.c64(kBlocks));
+    Value* nb = b.CreateURem(t, c.c64(nBlocks), "nblock");
+    Value* slice = b.CreateUDiv(t, c.c64(nBlocks), "slice");
+    Value* g = b.CreateURem(slice, c.c64(p.groups), "group");
+    Value* bi = b.CreateUDiv(slice, c.c64(p.groups), "batch");
+    Value* n0 = b.CreateMul(nb, c.c64(p.nc), "n0");
+    Value* nLen = emitMin(b, c.c64(p.nc), b.CreateSub(c.c64(p.N), n0));
+    Value* pc = b.CreateMul(kb, c.c64(p.kc), "pc");
+    Value* kLen = emitMin(b, c.c64(p.kc), b.CreateSub(c.c64(p.K), pc));
+    Value* panel0 =
+        b.CreateAdd(b.CreateMul(slice, c.c64(p.bPanels)), b.CreateUDiv(n0, c.c64(p.nr)));
+    Value* dst = floatGep(
+        b, shared,
+        b.CreateAdd(b.CreateMul(panel0, c.c64(p.bPanelFloats)), b.CreateMul(pc, c.c64(p.nr))),
+        "dst");
+    b.CreateCall(packB, {argv, bi, g, n0, nLen, pc, kLen, dst, c.c64(p.bPanelFloats)});
+  });
   b.CreateRetVoid();
   return f;
 }
@@ -368,9 +433,10 @@ Function* emitWorker(GemmIrContext& c, Function* items) {
 
 Expected<Function*> emitGemmKernel(Module& module, const Kernel& kernel) {
   FB_ASSIGN_OR_RETURN(GemmPlan plan, planGemm(kernel));
-  int64_t stackBytes =
-      4 * ((plan.a.source == OperandSource::Packed ? 0 : plan.mc * plan.kc) +
-           (plan.b.source == OperandSource::Packed ? 0 : plan.kc * plan.nc + 4 * plan.nc));
+  int64_t stackBytes = 4 * ((plan.a.source == OperandSource::Packed ? 0 : plan.mc * plan.kc) +
+                            (plan.b.source == OperandSource::Packed ? 0
+                             : plan.sharedB                         ? 4 * plan.nc
+                                            : plan.kc * plan.nc + 4 * plan.nc));
   if (stackBytes > kMaxStackBytes)
     return makeError("kernel ", kernel.name, ": packing buffers of ", stackBytes,
                      " bytes exceed the limit of ", kMaxStackBytes, "; use smaller mc/kc/nc");
@@ -380,39 +446,44 @@ Expected<Function*> emitGemmKernel(Module& module, const Kernel& kernel) {
   GemmIrContext c(module, kernel, plan);
   Function* packA = plan.a.source == OperandSource::Packed ? nullptr : emitPackA(c);
   Function* packB = plan.b.source == OperandSource::Packed ? nullptr : emitPackB(c);
-  Function* uk = gemmir::emitMicroKernel(c, /*edge=*/false);
-  Function* ukEdge = gemmir::emitMicroKernel(c, /*edge=*/true);
-  Function* items = emitItems(c, packA, packB, uk, ukEdge);
+  Function* uk = gemmir::emitMicroKernel(c, /*edge=*/false, int(plan.nr / 8));
+  std::vector<Function*> ukEdge;
+  for (int v = 1; v <= int(plan.nr / 8); ++v)
+    ukEdge.push_back(gemmir::emitMicroKernel(c, /*edge=*/true, v));
+  Function* packItems = plan.sharedB ? emitSharedPackItems(c, packB) : nullptr;
+  // An N remainder of at most kColumnEdge columns runs with vectors along M (mr ≤ 8).
+  int64_t remainder = plan.N % plan.nr;
+  Function* ukColumns = plan.mr <= 8 && remainder > 0 && remainder <= kColumnEdge
+                            ? gemmir::emitColumnMicroKernel(c, int(remainder))
+                            : nullptr;
+  Function* items = emitItems(c, packA, plan.sharedB ? nullptr : packB, uk, ukEdge, ukColumns);
 
   Function* entry = c.makeFunction("", Type::getVoidTy(c.ctx), {c.ptr}, /*internal=*/false);
   entry->getArg(0)->setName("args");
   entry->addParamAttr(0, Attribute::NoAlias);
   IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", entry));
-  if (plan.parallel && plan.items() > 1) {
-    FunctionCallee parallelFor = module.getOrInsertFunction(
-        "fb_parallel_for", FunctionType::get(Type::getVoidTy(c.ctx), {c.ptr, c.ptr, c.i64}, false));
-    // ctx = {args, next item}: every call of the worker claims items until none is left, so
-    // a thread that got a busy core simply takes fewer of them.
-    Function* worker = emitWorker(c, items);
-    StructType* ctxTy = StructType::get(c.ctx, {c.ptr, c.i64});
-    Value* ctx = b.CreateAlloca(ctxTy, nullptr, "ctx");
-    b.CreateStore(entry->getArg(0), b.CreateStructGEP(ctxTy, ctx, 0));
-    b.CreateStore(c.c64(0), b.CreateStructGEP(ctxTy, ctx, 1));
-    b.CreateCall(parallelFor, {worker, ctx, c.c64(plan.items())});
-  } else {
-    b.CreateCall(items, {entry->getArg(0), c.c64(0), c.c64(plan.items())});
-  }
+  Function* packWorker = packItems
+                             ? gemmir::emitRunItems(c, b, entry->getArg(0), packItems,
+                                                    plan.packItems(), plan.parallel, "packWorker")
+                             : nullptr;
+  Function* worker =
+      gemmir::emitRunItems(c, b, entry->getArg(0), items, plan.items(), plan.parallel, "worker");
   b.CreateRetVoid();
 
   std::string message;
   raw_string_ostream os(message);
-  for (Function* fn : {packA, packB, uk, ukEdge, items, entry})
+  std::vector<Function*> all = {packA,      packB, uk,     ukColumns, packItems,
+                                packWorker, items, worker, entry};
+  all.insert(all.end(), ukEdge.begin(), ukEdge.end());
+  for (Function* fn : all)
     if (fn && verifyFunction(*fn, &os))
       return makeError("kernel ", kernel.name, ": generated invalid LLVM IR: ", os.str());
   return entry;
 }
 
 Expected<std::string> describeGemmBlocking(const Kernel& kernel) {
+  if (kernel.gemm && isDepthwise(*kernel.gemm))
+    return describeDepthwise(kernel);
   FB_ASSIGN_OR_RETURN(GemmPlan p, planGemm(kernel));
   auto source = [](OperandSource s) {
     switch (s) {
@@ -429,7 +500,8 @@ Expected<std::string> describeGemmBlocking(const Kernel& kernel) {
   os << "mr=" << p.mr << " nr=" << p.nr << " mc=" << p.mc << " kc=" << p.kc << " nc=" << p.nc
      << ", " << p.items() << " items (" << p.batch * p.groups << " batch·group × " << p.mParts
      << " M parts × " << p.nParts << " N parts)" << (p.parallel ? ", parallel" : ", serial")
-     << ", A " << source(p.a.source) << ", B " << source(p.b.source);
+     << ", A " << source(p.a.source) << ", B " << source(p.b.source)
+     << (p.sharedB ? " once, shared by the M parts" : "");
   return os.str();
 }
 

@@ -57,12 +57,38 @@ llvm::Value* emitMin(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* x);
 /// (about 2 ulp on [-87, 88]; inputs are clamped to that range).
 llvm::Value* emitVectorExp(GemmIrContext& c, llvm::IRBuilder<>& b, llvm::Value* x);
 
+/// Applies one epilogue op to an accumulator vector (<8 x float>). `residual` loads the tensor
+/// operand of AddTensor/MulTensor at this vector's position. Shared by the GEMM micro-kernel
+/// and the depthwise generator.
+llvm::Value* applyEpilogueOp(GemmIrContext& c, llvm::IRBuilder<>& b, const EpilogueOp& op,
+                             llvm::Value* x, llvm::function_ref<llvm::Value*(int arg)> residual);
+
 /// Emits the mr × nr micro-kernel `<kernel>.ukernel` (or `.ukernel.edge` when `edge`, whose
-/// memory accesses are masked to mValid rows and nValid columns):
+/// memory accesses are masked to mValid rows and nValid columns). It computes the first
+/// `vectors` 8-column vectors of the tile (nr/8 for the whole tile; fewer for a narrow edge
+/// tile, named `.nv<vectors>`), reading B panels of nr columns:
 ///   void uk(ptr args, i64 kLen, ptr Ap, ptr Bp, i64 cOff, i1 accumulate, i1 last,
 ///           i64 mAbs, i64 nAbs, i64 mValid, i64 nValid)
 /// It accumulates kLen rank-1 updates of the packed micro-panels, adds the C tile when
 /// `accumulate`, and when `last` applies alpha, bias and the epilogue before storing.
-llvm::Function* emitMicroKernel(GemmIrContext& c, bool edge);
+llvm::Function* emitMicroKernel(GemmIrContext& c, bool edge, int vectors);
+
+/// Runs `items` (`void(ptr args, i64 begin, i64 end)`) over [0, count) from the builder's
+/// position: directly, or — when `parallel` and count > 1 — through fb_parallel_for with a
+/// worker `<kernel>.<suffix>` that claims items one at a time (a thread on a busy core simply
+/// takes fewer). Returns the worker, or null when it calls `items` directly.
+llvm::Function* emitRunItems(GemmIrContext& c, llvm::IRBuilder<>& b, llvm::Value* args,
+                             llvm::Function* items, int64_t count, bool parallel,
+                             const std::string& suffix);
+
+/// Creates `<kernel>.<suffix>` with the micro-kernel signature (see emitMicroKernel), its
+/// arguments named and the A/B panels marked noalias readonly.
+llvm::Function* makeMicroKernelFunction(GemmIrContext& c, const std::string& suffix);
+
+/// Emits `<kernel>.ukernel.cols<columns>`, the micro-kernel of an edge tile at most `columns`
+/// (≤ 8) columns wide, with the same signature and semantics as emitMicroKernel: vectors run
+/// along M (the mr ≤ 8 rows of an A micro-panel) and C is gathered and scattered, so a
+/// 1-column remainder costs about one FMA per k instead of a whole mr × 8 tile.
+llvm::Function* emitColumnMicroKernel(GemmIrContext& c, int columns);
 
 } // namespace fb::cg::gemmir

@@ -105,10 +105,6 @@ Value* emitVectorExp(GemmIrContext& c, IRBuilder<>& b, Value* x) {
   return b.CreateFMul(y, b.CreateBitCast(bits, c.v8f32), "exp");
 }
 
-namespace {
-
-/// Applies one epilogue op to an accumulator vector. `residual` loads the tensor operand of
-/// AddTensor/MulTensor at this vector's position.
 Value* applyEpilogueOp(GemmIrContext& c, IRBuilder<>& b, const EpilogueOp& op, Value* x,
                        function_ref<Value*(int arg)> residual) {
   auto sel = [&](Value* cond, Value* t, Value* f) { return b.CreateSelect(cond, t, f); };
@@ -148,25 +144,15 @@ Value* applyEpilogueOp(GemmIrContext& c, IRBuilder<>& b, const EpilogueOp& op, V
   return x;
 }
 
-} // namespace
-
-Function* emitMicroKernel(GemmIrContext& c, bool edge) {
+Function* emitMicroKernel(GemmIrContext& c, bool edge, int vectors) {
   const GemmPlan& p = c.plan;
   const GemmSpec& s = c.spec;
-  const int mr = int(p.mr), nv = int(p.nr / 8);
-  Function* f =
-      c.makeFunction(edge ? "ukernel.edge" : "ukernel", Type::getVoidTy(c.ctx),
-                     {c.ptr, c.i64, c.ptr, c.ptr, c.i64, c.i1, c.i1, c.i64, c.i64, c.i64, c.i64},
-                     /*internal=*/true);
+  const int mr = int(p.mr), nv = vectors;
+  std::string name = edge ? "ukernel.edge" : "ukernel";
+  if (vectors != int(p.nr / 8))
+    name += ".nv" + std::to_string(vectors);
+  Function* f = makeMicroKernelFunction(c, name);
   Argument* argv = f->getArg(0);
-  const char* names[] = {"args", "kLen", "Ap",   "Bp",     "cOff",  "accumulate",
-                         "last", "mAbs", "nAbs", "mValid", "nValid"};
-  for (unsigned i = 0; i < f->arg_size(); ++i)
-    f->getArg(i)->setName(names[i]);
-  for (unsigned i : {2u, 3u}) {
-    f->addParamAttr(i, Attribute::NoAlias);
-    f->addParamAttr(i, Attribute::ReadOnly);
-  }
   Value *kLen = f->getArg(1), *ap = f->getArg(2), *bp = f->getArg(3), *cOff = f->getArg(4);
   Value *accumulate = f->getArg(5), *last = f->getArg(6), *mAbs = f->getArg(7),
         *nAbs = f->getArg(8);

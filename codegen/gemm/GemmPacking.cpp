@@ -29,6 +29,9 @@ Status packConstantOperands(Kernel& kernel) {
     probe.gemm->packedAArg = 0;
   if (needB)
     probe.gemm->packedBArg = 0;
+  bool mayShareB = needA && !s.constantB && s.sharedBArg < 0;
+  if (mayShareB)
+    probe.gemm->sharedBArg = 0;
   probe.args.resize(std::max<size_t>(probe.args.size(), 1));
   FB_ASSIGN_OR_RETURN(GemmPlan p, planGemm(probe));
   // The panel layout depends on the register tile only; pin it so emission agrees.
@@ -43,12 +46,12 @@ Status packConstantOperands(Kernel& kernel) {
     if (p.K > 0 && src.numElements() < extent)
       return makeError("kernel ", kernel.name, ": constant A has ", src.numElements(),
                        " elements, the GEMM strides need ", extent);
-    Tensor packed(DType::F32, {batchSlices * p.groups * p.aPanels * p.K * p.mr});
+    Tensor packed(DType::F32, {batchSlices * p.groups * p.aPanels * p.aPanelFloats});
     auto out = packed.mutableData<float>();
     int64_t at = 0;
     for (int64_t bs = 0; bs < batchSlices; ++bs)
       for (int64_t g = 0; g < p.groups; ++g)
-        for (int64_t panel = 0; panel < p.aPanels; ++panel)
+        for (int64_t panel = 0; panel < p.aPanels; ++panel, at += p.aPanelFloats - p.K * p.mr)
           for (int64_t k = 0; k < p.K; ++k)
             for (int64_t i = 0; i < p.mr; ++i, ++at) {
               int64_t m = panel * p.mr + i;
@@ -74,11 +77,11 @@ Status packConstantOperands(Kernel& kernel) {
     if (p.K > 0 && src.numElements() < extent)
       return makeError("kernel ", kernel.name, ": constant B has ", src.numElements(),
                        " elements, the GEMM strides need ", extent);
-    Tensor packed(DType::F32, {slices * p.bPanels * p.K * p.nr});
+    Tensor packed(DType::F32, {slices * p.bPanels * p.bPanelFloats});
     auto out = packed.mutableData<float>();
     int64_t at = 0;
     for (int64_t bs = 0; bs < slices; ++bs)
-      for (int64_t panel = 0; panel < p.bPanels; ++panel)
+      for (int64_t panel = 0; panel < p.bPanels; ++panel, at += p.bPanelFloats - p.K * p.nr)
         for (int64_t k = 0; k < p.K; ++k)
           for (int64_t j = 0; j < p.nr; ++j, ++at) {
             int64_t n = panel * p.nr + j;
@@ -94,6 +97,15 @@ Status packConstantOperands(Kernel& kernel) {
     arg.bytes = int64_t(packed.byteSize());
     arg.data = std::move(packed);
     s.packedBArg = int(kernel.args.size());
+    kernel.args.push_back(std::move(arg));
+  }
+  if (mayShareB && p.sharedB) {
+    KernelArg arg;
+    arg.role = KernelArg::Role::Scratch;
+    arg.name = kernel.name + ".sharedB";
+    arg.sizes = {p.sharedBFloats()};
+    arg.bytes = 4 * p.sharedBFloats();
+    s.sharedBArg = int(kernel.args.size());
     kernel.args.push_back(std::move(arg));
   }
   return Status::success();

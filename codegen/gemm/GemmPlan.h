@@ -5,6 +5,7 @@
 #include "codegen/gemm/GemmSpec.h"
 #include "core/Error.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace fb::cg {
@@ -33,6 +34,11 @@ struct OperandAccess {
 /// (mc × kc) unless pre-packed, and runs the mr × nr micro-kernel over the block, B
 /// micro-panel outer so it stays in L1. The parts are chosen so that no operand is packed
 /// twice when one is constant: M is split when B is pre-packed, N when A is.
+///
+/// When A is constant and larger than B (deep layers of a CNN: many output channels, few
+/// pixels), splitting N would stream all of A once per N part. Then the plan shares B
+/// instead: a first parallel phase packs the whole B (im2col included) into a Scratch
+/// argument in the pre-packed layout, and the work items split M, each reading A once.
 struct GemmPlan {
   int64_t batch = 1, groups = 1, M = 0, N = 0, K = 0;
   int64_t mr = 6, nr = 16, mc = 0, kc = 0, nc = 0;
@@ -46,6 +52,18 @@ struct GemmPlan {
   int64_t aPanels = 0, bPanels = 0;
   /// How many distinct A / B slices a packed operand holds (1 when shared by all batches).
   int64_t aSlices = 1, bSlices = 1;
+  /// Floats from one pre-packed panel to the next (K·mr, K·nr).
+  int64_t aPanelFloats = 0, bPanelFloats = 0;
+  /// B is packed once per call into the Scratch argument `sharedBArg` (see above); `b` still
+  /// describes where B is read from. Slices of the shared buffer are per batch·group.
+  bool sharedB = false;
+  int sharedBArg = -1;
+  /// Pack items of the shared-B phase: slices × N blocks (nc) × K blocks (kc).
+  int64_t packItems() const {
+    return batch * groups * ((N + nc - 1) / nc) * std::max<int64_t>(1, (K + kc - 1) / kc);
+  }
+  /// Floats of the shared-B buffer.
+  int64_t sharedBFloats() const { return batch * groups * bPanels * bPanelFloats; }
 
   int64_t items() const { return batch * groups * mParts * nParts; }
   double flops() const { return 2.0 * double(batch * groups) * double(M) * double(N) * double(K); }
@@ -56,8 +74,11 @@ struct GemmPlan {
 /// `threads` is the parallelism to plan work items for (0: the host's hardware threads).
 Expected<GemmPlan> planGemm(const Kernel& kernel, int threads = 0);
 
-/// The register tile the generator uses for an M of `m` rows on AVX2 (16 vector registers):
-/// 6×16 normally, a wider and flatter tile for skinny products (GEMV-like M < 6).
-void chooseRegisterTile(int64_t m, int64_t& mr, int64_t& nr);
+/// Vector registers the micro-kernel may use on the host: 16 (AVX2), or 32 with AVX-512VL.
+int hostVectorRegisters();
+
+/// The register tile the generator uses for an M of `m` rows: 6×16 with 16 vector registers
+/// (AVX2), 8×24 with 32; a wider and flatter tile for skinny products (GEMV-like M < 6).
+void chooseRegisterTile(int64_t m, int registers, int64_t& mr, int64_t& nr);
 
 } // namespace fb::cg

@@ -59,6 +59,9 @@ struct GemmSpec {
   /// Set by packConstantOperands (gemm/GemmEmitter.h): the Weight arguments holding the packed
   /// panels of constantA / constantB, or -1 when that operand is read at run time.
   int packedAArg = -1, packedBArg = -1;
+  /// Set by packConstantOperands when the plan packs the whole run-time B once per call and
+  /// shares it between the threads (GemmPlan::sharedB): the Scratch argument holding it.
+  int sharedBArg = -1;
 
   enum class Bias { None, PerRow, PerColumn, Full } bias = Bias::None;
   int biasArg = -1;       ///< index into Kernel::args (f32, M / N / M*N elements)

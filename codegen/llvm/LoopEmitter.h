@@ -17,6 +17,11 @@ namespace fb::cg::loopemit {
 
 constexpr int64_t kMaxStackLocalBytes = 256 * 1024;
 
+/// A closed interval of i64 values, [lo, hi].
+struct Range {
+  int64_t lo = 0, hi = 0;
+};
+
 /// What a loop variable or Let variable is bound to while its scope is emitted.
 struct Binding {
   llvm::Value* value = nullptr; ///< the scalar value, or the full vector when lane && !affine
@@ -24,6 +29,7 @@ struct Binding {
   bool affine = false;          ///< lane value == base + lane * stride
   llvm::Value* base = nullptr;  ///< i64 base when affine
   int64_t stride = 0;
+  std::optional<Range> range; ///< bounds on the value over all iterations and lanes, if known
 };
 
 /// An i64 index expression: base + lane * stride when `vector` is null, else the full vector;
@@ -136,6 +142,17 @@ private:
   llvm::Value* basePointer(const Buffer& buf);
   Affine flatIndex(const Buffer& buf, const std::vector<ExprPtr>& indices);
   llvm::Value* emitLoad(const Expr& e);
+  /// A load whose index is base + lane * idx.stride with a small constant stride: idx.stride
+  /// contiguous vector loads and a shuffle that keeps every stride-th element (no gather).
+  llvm::Value* emitStridedLoad(const Expr& e, llvm::Value* base, const Affine& idx);
+  /// Bounds on an i64 index expression over every iteration and lane in scope, if known.
+  std::optional<Range> rangeOf(const ExprPtr& e);
+  /// Elements of the storage behind a buffer view (its argument or local array), or -1.
+  int64_t storageElements(const Buffer& buf) const;
+  /// Whether the element `extra` past the highest one the access `indices` can touch (over
+  /// every lane and iteration in scope) still lies inside the buffer's storage. Only the upper
+  /// end is checked: the elements below are read by the program itself.
+  bool endsInside(const Buffer& buf, const std::vector<ExprPtr>& indices, int64_t extra);
   /// Lanes of a privatized local (allocated inside a widened loop), else 0.
   int privateLanes(const Buffer& buf) const;
   /// The address(es) of a privatized local's element: one pointer to `lanes` contiguous
@@ -170,6 +187,7 @@ private:
   std::vector<llvm::MDNode*> m_scopeOf, m_noAliasOf; // per argument, null when not noalias
   std::optional<Error> m_error;
   int m_closureCount = 0;
+  std::map<std::string, int64_t> m_localElements; // local buffer name → elements allocated
 };
 
 

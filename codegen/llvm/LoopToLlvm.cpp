@@ -290,7 +290,12 @@ void Emitter::emitSerialLoop(const Stmt& s, const std::string& label, llvm::MDNo
   m_b.CreateCondBr(m_b.CreateICmpSLT(iv, hi, s.var + ".cond"), body, exit);
   m_b.SetInsertPoint(body);
   auto saved = m_vars.find(s.var) != m_vars.end() ? std::optional<Binding>(m_vars[s.var]) : std::nullopt;
-  m_vars[s.var] = Binding{iv};
+  Binding ivBinding;
+  ivBinding.value = iv;
+  std::optional<Range> first = rangeOf(s.min), ext = rangeOf(s.extent);
+  if (first && ext && !__builtin_add_overflow(first->hi, ext->hi - 1, &first->hi))
+    ivBinding.range = first;
+  m_vars[s.var] = ivBinding;
   emitStmt(s.body);
   if (saved)
     m_vars[s.var] = *saved;
@@ -312,6 +317,9 @@ void Emitter::emitWidened(const Stmt& s, int lanes) {
   lane.affine = true;
   lane.base = base;
   lane.stride = 1;
+  if (std::optional<Range> r = rangeOf(s.min);
+      r && !__builtin_add_overflow(r->hi, lanes - 1, &r->hi))
+    lane.range = r;
   auto saved = m_vars.find(s.var) != m_vars.end() ? std::optional<Binding>(m_vars[s.var]) : std::nullopt;
   m_vars[s.var] = lane;
   m_lanes = lanes;
@@ -399,8 +407,12 @@ void Emitter::emitParallel(const Stmt& s, const std::string& label) {
   for (const std::string& l : capturedLocals)
     m_fs.locals[l] = field(f++, llvmSafeName(l));
   m_vars.clear();
-  for (const std::string& v : capturedVars)
-    m_vars[v] = Binding{field(f++, v)};
+  for (const std::string& v : capturedVars) {
+    Binding b;
+    b.value = field(f++, v);
+    b.range = outerVars[v].range;
+    m_vars[v] = b;
+  }
   llvm::Value* begin = m_b.CreateAdd(innerLo, closure->getArg(1), s.var + ".lo", false, true);
   llvm::Value* end = m_b.CreateAdd(innerLo, closure->getArg(2), s.var + ".hi", false, true);
   emitSerialLoop(s, label, nullptr, begin, end);
@@ -460,6 +472,7 @@ void Emitter::emitLet(const Stmt& s) {
   if (!s.value)
     return fail("let " + s.var + " has no value");
   Binding b;
+  b.range = rangeOf(s.value);
   if (isLaneDependent(s.value)) {
     b.lane = true;
     if (s.value->type.dtype == DType::I64) {
@@ -514,7 +527,9 @@ void Emitter::emitAlloc(const Stmt& s) {
   // Local names are unique within a kernel (never shadowed), so the scope just ends here.
   m_fs.locals[buf.name] = storage;
   m_fs.localLanes[buf.name] = lanes;
+  m_localElements[buf.name] = count;
   emitStmt(s.body);
+  m_localElements.erase(buf.name);
   m_fs.localLanes.erase(buf.name);
   if (freeFn)
     m_b.CreateCall(freeFn, {storage});

@@ -2,9 +2,16 @@
 #include "codegen/llvm/LlvmMath.h"
 #include "codegen/llvm/LoopEmitter.h"
 
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/Intrinsics.h>
 
+#include <algorithm>
+
 namespace fb::cg::loopemit {
+
+/// Loads with a constant lane stride up to this become contiguous loads and a shuffle; wider
+/// strides touch too many unused elements and stay gathers.
+constexpr int64_t kMaxShuffleStride = 4;
 
 // ---------------------------------------------------------------------------------------------
 // Memory accesses
@@ -96,7 +103,11 @@ llvm::Value* Emitter::emitLoad(const Expr& e) {
   llvm::Align align(dtypeSize(buf.dtype));
   llvm::Value* v = nullptr;
   std::string name = llvmSafeName(buf.name);
-  if (m_mask) {
+  // lanes >= stride: each of the contiguous loads starts at or before the last lane's element.
+  if (idx.lanes > 0 && !idx.vector && idx.stride >= 2 && idx.stride <= kMaxShuffleStride &&
+      idx.lanes >= idx.stride && (!m_mask || idx.lanes == m_lanes)) {
+    v = emitStridedLoad(e, base, idx);
+  } else if (m_mask) {
     // Under a lane mask: inactive lanes must not touch memory (they may be out of bounds).
     auto* vt = llvm::FixedVectorType::get(mt, unsigned(m_lanes));
     llvm::Instruction* ld = nullptr;
@@ -129,6 +140,59 @@ llvm::Value* Emitter::emitLoad(const Expr& e) {
   return v;
 }
 
+llvm::Value* Emitter::emitStridedLoad(const Expr& e, llvm::Value* base, const Affine& idx) {
+  // Lane l reads element base + l*s. The s loads of `lanes` elements from base cover
+  // [base, base + lanes*s): every lane's element, the ones between, and s - 1 past the last
+  // lane's. Unmasked, the elements up to the last lane's are read by the program anyway; the
+  // trailing s - 1 may lie past the end of the storage, so unless the index range proves
+  // them inside, the last load is masked to stop at the last lane's element. Under a lane
+  // mask, each load is masked to the live lanes' elements alone, as the gather would be.
+  const Buffer& buf = *e.buffer;
+  const int lanes = idx.lanes;
+  const int64_t s = idx.stride;
+  llvm::Type* mt = memoryType(buf.dtype);
+  auto* chunkTy = llvm::FixedVectorType::get(mt, unsigned(lanes));
+  llvm::Align align(dtypeSize(buf.dtype));
+  std::string name = llvmSafeName(buf.name);
+  const int64_t lastNeeded = int64_t(lanes - 1) * s; // offset of the last lane's element
+  bool tailInBounds = !m_mask && endsInside(buf, e.operands, s - 1);
+  std::vector<llvm::Value*> chunks;
+  for (int64_t k = 0; k < s; ++k) {
+    llvm::Value* offset =
+        k == 0 ? idx.base : m_b.CreateAdd(idx.base, i64(k * lanes), "", false, true);
+    // Under a mask the chunk may start outside the buffer (a padded lane 0), so no inbounds.
+    llvm::Value* ptr =
+        m_mask ? m_b.CreateGEP(mt, base, offset) : m_b.CreateInBoundsGEP(mt, base, offset);
+    llvm::Instruction* ld = nullptr;
+    if (m_mask) {
+      // Element p of this chunk is lane p/s's element when p % s == 0; else never needed
+      // (index `lanes` picks a false from the second operand).
+      std::vector<int> pick;
+      for (int64_t p = k * lanes; p < (k + 1) * lanes; ++p)
+        pick.push_back(p % s == 0 ? int(p / s) : lanes);
+      llvm::Value* mask = m_b.CreateShuffleVector(
+          m_mask, llvm::Constant::getNullValue(m_mask->getType()), pick, name + ".mask");
+      ld = m_b.CreateMaskedLoad(chunkTy, ptr, align, mask, llvm::Constant::getNullValue(chunkTy),
+                                name);
+    } else if (k == s - 1 && !tailInBounds) {
+      std::vector<llvm::Constant*> live;
+      for (int64_t p = k * lanes; p < (k + 1) * lanes; ++p)
+        live.push_back(m_b.getInt1(p <= lastNeeded));
+      ld = m_b.CreateMaskedLoad(chunkTy, ptr, align, llvm::ConstantVector::get(live),
+                                llvm::Constant::getNullValue(chunkTy), name);
+    } else {
+      ld = m_b.CreateAlignedLoad(chunkTy, ptr, align, name);
+    }
+    tagAccess(ld, buf);
+    chunks.push_back(ld);
+  }
+  llvm::Value* wide = llvm::concatenateVectors(m_b, chunks);
+  std::vector<int> every;
+  for (int l = 0; l < lanes; ++l)
+    every.push_back(int(l * s));
+  return m_b.CreateShuffleVector(wide, every, name);
+}
+
 void Emitter::emitStore(const Stmt& s) {
   if (!s.buffer || !s.value)
     return fail("a store lacks its buffer or value");
@@ -154,12 +218,17 @@ void Emitter::emitStore(const Stmt& s) {
     bool contiguous = false;
     llvm::Value* addr = privateAddress(buf, s.indices, contiguous);
     value = splat(value, lanes);
-    if (contiguous && !m_mask)
+    if (contiguous && !m_mask) {
       m_b.CreateAlignedStore(value, addr, align);
-    else if (contiguous)
-      m_b.CreateMaskedStore(value, addr, align, m_mask);
-    else
+    } else if (contiguous) {
+      // Each lane's copy is that lane's alone, so masked-off lanes may be rewritten with what
+      // they hold: a blend and a plain store keep the local promotable to a register, where a
+      // masked store would pin it in memory (and stall the next load on store forwarding).
+      llvm::Value* old = m_b.CreateAlignedLoad(value->getType(), addr, align);
+      m_b.CreateAlignedStore(m_b.CreateSelect(m_mask, value, old), addr, align);
+    } else {
       m_b.CreateMaskedScatter(value, addr, align, m_mask);
+    }
     return;
   }
   Affine idx = flatIndex(buf, s.indices);
@@ -186,6 +255,111 @@ void Emitter::emitStore(const Stmt& s) {
     st = m_b.CreateMaskedScatter(value, ptrs, align);
   }
   tagAccess(st, buf);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Index ranges (interval arithmetic over the loop IR, for proofs that an access stays inside
+// its buffer)
+
+namespace {
+
+std::optional<Range> rangeAdd(std::optional<Range> a, std::optional<Range> b) {
+  Range r;
+  if (!a || !b || __builtin_add_overflow(a->lo, b->lo, &r.lo) ||
+      __builtin_add_overflow(a->hi, b->hi, &r.hi))
+    return std::nullopt;
+  return r;
+}
+
+std::optional<Range> rangeMul(std::optional<Range> a, std::optional<Range> b) {
+  if (!a || !b)
+    return std::nullopt;
+  int64_t p[4];
+  if (__builtin_mul_overflow(a->lo, b->lo, &p[0]) || __builtin_mul_overflow(a->lo, b->hi, &p[1]) ||
+      __builtin_mul_overflow(a->hi, b->lo, &p[2]) || __builtin_mul_overflow(a->hi, b->hi, &p[3]))
+    return std::nullopt;
+  return Range{*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+}
+
+} // namespace
+
+std::optional<Range> Emitter::rangeOf(const ExprPtr& e) {
+  if (!e || e->type.dtype != DType::I64)
+    return std::nullopt;
+  int64_t c = 0;
+  switch (e->kind) {
+  case Expr::Kind::IntImm: return Range{e->intValue, e->intValue};
+  case Expr::Kind::Var: {
+    auto it = m_vars.find(e->name);
+    return it == m_vars.end() ? std::nullopt : it->second.range;
+  }
+  case Expr::Kind::Binary: {
+    std::optional<Range> a = rangeOf(e->operands[0]), b = rangeOf(e->operands[1]);
+    switch (e->binaryOp) {
+    case BinaryOp::Add: return rangeAdd(a, b);
+    case BinaryOp::Sub: return rangeAdd(a, rangeMul(b, Range{-1, -1}));
+    case BinaryOp::Mul: return rangeMul(a, b);
+    case BinaryOp::Min:
+      if (a && b)
+        return Range{std::min(a->lo, b->lo), std::min(a->hi, b->hi)};
+      return std::nullopt;
+    case BinaryOp::Max:
+      if (a && b)
+        return Range{std::max(a->lo, b->lo), std::max(a->hi, b->hi)};
+      return std::nullopt;
+    case BinaryOp::Div: // truncating division by a positive constant is monotonic
+      if (a && e->operands[1]->isIntConst(&c) && c > 0)
+        return Range{a->lo / c, a->hi / c};
+      return std::nullopt;
+    case BinaryOp::Mod: // the sign of the dividend, magnitude below c
+      if (e->operands[1]->isIntConst(&c) && c > 0)
+        return a && a->lo >= 0 ? Range{0, std::min(a->hi, c - 1)} : Range{-(c - 1), c - 1};
+      return std::nullopt;
+    default: return std::nullopt;
+    }
+  }
+  case Expr::Kind::Select: {
+    std::optional<Range> a = rangeOf(e->operands[1]), b = rangeOf(e->operands[2]);
+    if (a && b)
+      return Range{std::min(a->lo, b->lo), std::max(a->hi, b->hi)};
+    return std::nullopt;
+  }
+  case Expr::Kind::Ramp:
+    return rangeAdd(rangeOf(e->operands[0]),
+                    rangeMul(rangeOf(e->operands[1]), Range{0, e->type.lanes - 1}));
+  case Expr::Kind::Broadcast: return rangeOf(e->operands[0]);
+  default: return std::nullopt;
+  }
+}
+
+int64_t Emitter::storageElements(const Buffer& buf) const {
+  int64_t elemBytes = int64_t(dtypeSize(buf.dtype));
+  if (buf.kind == Buffer::Kind::Local) {
+    auto it = m_localElements.find(buf.name);
+    return it == m_localElements.end() ? -1 : it->second;
+  }
+  if (buf.arg < 0 || size_t(buf.arg) >= m_kernel.args.size())
+    return -1;
+  const KernelArg& a = m_kernel.args[size_t(buf.arg)];
+  int64_t n = 1;
+  for (int64_t d : a.sizes)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n))
+      return -1;
+  int64_t bytes = n * int64_t(dtypeSize(a.dtype));
+  if (a.bytes > 0)
+    bytes = std::min(bytes, a.bytes);
+  return bytes / elemBytes;
+}
+
+bool Emitter::endsInside(const Buffer& buf, const std::vector<ExprPtr>& indices, int64_t extra) {
+  int64_t size = storageElements(buf);
+  if (size < 0 || indices.size() != buf.rank())
+    return false;
+  std::optional<Range> flat = Range{buf.offset, buf.offset};
+  for (size_t d = 0; d < indices.size(); ++d)
+    flat = rangeAdd(flat, rangeMul(rangeOf(indices[d]), Range{buf.strides[d], buf.strides[d]}));
+  int64_t last = 0;
+  return flat && !__builtin_add_overflow(flat->hi, extra, &last) && last < size;
 }
 
 // ---------------------------------------------------------------------------------------------

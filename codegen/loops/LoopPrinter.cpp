@@ -1,5 +1,6 @@
 // Textbook pseudo-code for the kernel loop IR.
 #include "codegen/loops/LoopPrinter.h"
+#include "codegen/gemm/DepthwiseEmitter.h"
 
 #include <cassert>
 #include <charconv>
@@ -346,7 +347,11 @@ std::string printKernel(const Kernel& k) {
   for (NodeId id : k.nodes)
     os << " n" << id;
   os << ", " << k.flops << " flops\n";
-  if (k.gemm) {
+  if (k.gemm && isDepthwise(*k.gemm)) {
+    auto how = describeDepthwise(k);
+    os << "  # compiled by the direct depthwise generator (dwconv): "
+       << (how.ok() ? *how : how.error().message()) << '\n';
+  } else if (k.gemm) {
     const GemmSpec& g = *k.gemm;
     os << "  # gemm: batch=" << g.batch << " M=" << g.M << " N=" << g.N << " K=" << g.K;
     if (g.conv)

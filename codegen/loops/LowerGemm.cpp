@@ -17,10 +17,9 @@ std::optional<GemmSpec> gemmSpecFor(KernelBuilder& b, const Node& n, const Buffe
     auto groups = n.attrs().getInt("group", 1);
     if (!groups.ok() || os.size() != 4 || X->type().dtype != DType::F32)
       return std::nullopt;
-    // Depthwise-like convolutions (one input channel per group) stay loop nests: a GEMM with
-    // K = kernel taps has nothing to block.
-    if (*groups != 1 && KernelBuilder::sizesOf(W)[1] == 1)
-      return std::nullopt;
+    // Depthwise-like convolutions (one input channel per group) get a spec too: its epilogue
+    // is fused the same way, and the direct depthwise generator (gemm/DepthwiseEmitter.h)
+    // compiles it instead of the GEMM generator (K = kernel taps has nothing to block).
     BufferPtr xb = b.directBuffer(X), wb = b.directBuffer(W);
     if (!xb || !wb)
       return std::nullopt;

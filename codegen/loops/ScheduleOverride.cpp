@@ -1,5 +1,6 @@
 // The schedule override grammar (--schedule): parsing and applying directives to a kernel.
 #include "codegen/loops/Schedule.h"
+#include "codegen/gemm/DepthwiseEmitter.h"
 #include "codegen/loops/ScheduleInternal.h"
 
 #include <charconv>
@@ -192,6 +193,9 @@ Status applyScheduleOverride(Kernel& kernel, const StmtPtr& unscheduled,
       // GEMM blocking.
       if (!kernel.gemm)
         return fail(makeError("the kernel is not GEMM-class (no micro-kernel spec)"));
+      if (isDepthwise(*kernel.gemm))
+        return fail(makeError("the kernel is a depthwise convolution (direct depthwise "
+                              "generator): GEMM blocking (", d.name, ") does not apply"));
       int64_t v = 0;
       if (Status st = intArg(d.value, &v); !st.ok())
         return fail(st.error());

@@ -11,7 +11,9 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <memory>
+#include <thread>
 
 using namespace fb;
 using namespace fb::cg;
@@ -331,12 +333,19 @@ std::string runAndCompare(GemmHarness& jit, Problem pr, int threads, bool optimi
   if (!fn)
     return "compile failed: " + fn.error().message();
   std::vector<void*> ptrs;
+  std::vector<std::vector<float>> scratch;
+  scratch.reserve(pr.kernel.args.size());
   for (size_t i = 0; i < pr.kernel.args.size(); ++i) {
     const KernelArg& a = pr.kernel.args[i];
-    if (i < pr.buffers.size())
+    if (i < pr.buffers.size()) {
       ptrs.push_back(pr.buffers[i].data());
-    else
+    } else if (a.role == KernelArg::Role::Scratch) {
+      // Poisoned, so a kernel that reads scratch it did not write fails the comparison.
+      scratch.emplace_back(size_t(a.bytes / 4), std::numeric_limits<float>::quiet_NaN());
+      ptrs.push_back(scratch.back().data());
+    } else {
       ptrs.push_back(const_cast<std::byte*>(a.data->rawData()));
+    }
   }
   (*fn)(ptrs.data());
   const std::vector<float>& out = pr.buffers[size_t(pr.kernel.gemm->cArg)];
@@ -534,8 +543,8 @@ private Q_SLOTS:
         c.constA = constA;
         check(makeMatMul(c), 2, "overrides");
       }
-    c.mr = 4;
-    c.nr = 32; // 16 accumulators: rejected, does not fit the register file
+    c.mr = 8;
+    c.nr = 32; // 32 accumulators: rejected, does not fit even 32 vector registers
     Problem pr = makeMatMul(c);
     auto fn = m_jit->compile(pr.kernel);
     QVERIFY(!fn.ok());
@@ -578,6 +587,52 @@ private Q_SLOTS:
     c.epilogue = {op(EpilogueOp::Kind::Relu)};
     check(makeConv(c), 2, "conv large");
     check(makeConv(c), 1, "conv large");
+  }
+
+  /// Deep CNN layers (constant weights, more output channels than pixels) pack the im2col
+  /// once into a shared scratch buffer and split M; N = 49 and 50 end in 1- and 2-column
+  /// tiles that run on the column micro-kernel. Fused bias, residual and Relu on every path.
+  void convSharedPackedB() {
+    ConvCase cases[] = {conv(1, 64, 7, 7, 96, 3, 3, 1, 1, 1, 1),    // N = 49
+                        conv(1, 32, 5, 10, 80, 3, 3, 1, 1, 1, 1),   // N = 50
+                        conv(1, 48, 14, 14, 200, 3, 3, 2, 1, 1, 1), // stride 2, N = 49
+                        conv(2, 40, 7, 7, 120, 1, 1, 1, 0, 1, 2),   // pointwise, groups, batch
+                        conv(1, 16, 9, 2, 64, 3, 3, 1, 1, 1, 1)};   // N = 18
+    for (ConvCase c : cases) {
+      c.bias = GemmSpec::Bias::PerRow;
+      c.epilogue = {op(EpilogueOp::Kind::AddTensor), op(EpilogueOp::Kind::Relu)};
+      Problem pr = makeConv(c);
+      Kernel probe = pr.kernel;
+      QVERIFY(packConstantOperands(probe).ok());
+      auto blocking = describeGemmBlocking(probe);
+      QVERIFY(blocking.ok());
+      // The shared path is what this case is about: fail if the plan stops choosing it (it
+      // plans for the host's threads, and one thread has nothing to share).
+      if (std::thread::hardware_concurrency() > 1)
+        QVERIFY2(blocking->find("shared by the M parts") != std::string::npos, blocking->c_str());
+      for (int threads : {1, 2})
+        check(makeConv(c), threads, "conv, shared packed B");
+    }
+  }
+
+  /// Column-kernel edges on plain GEMMs: every bias kind and an epilogue, N % 16 = 1 and 2,
+  /// M not a multiple of mr, several K blocks (partial sums gathered and scattered).
+  void columnEdges() {
+    for (int N : {17, 18, 26, 28, 49, 52})
+      for (auto bias : {GemmSpec::Bias::PerRow, GemmSpec::Bias::PerColumn, GemmSpec::Bias::Full}) {
+        MatMulCase c;
+        c.M = 23;
+        c.N = N;
+        c.K = 75;
+        c.kc = 32;
+        c.bias = bias;
+        c.alpha = 0.5f;
+        c.beta = 2.0f;
+        c.epilogue = {op(EpilogueOp::Kind::AddTensor), op(EpilogueOp::Kind::Sigmoid)};
+        check(makeMatMul(c), 2, "column edge");
+        c.constB = true;
+        check(makeMatMul(c), 1, "column edge, constant B");
+      }
   }
 
   /// The unoptimized IR computes the same (the -O0 pipeline of the executor).

@@ -1,9 +1,13 @@
 // Tests of the loop-IR → LLVM IR emitter on hand-built kernels: widening, masks, privatized
-// locals, closures for parallel loops, reductions, vector math, errors.
+// locals, closures for parallel loops, reductions, vector math, strided loads, errors.
 #include "CpuTestUtil.h"
 
 #include "codegen/llvm/Optimizer.h"
 #include "codegen/llvm/Target.h"
+#include "codegen/loops/LoopEvaluator.h"
+#include "codegen/loops/Lower.h"
+#include "core/Graph.h"
+#include "core/ShapeInference.h"
 
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/Utils/Cloning.h>
@@ -12,9 +16,75 @@
 
 #include <cmath>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 using namespace fb;
 using namespace fb::cg;
 using namespace fb::cg::test;
+
+namespace {
+
+/// `n` floats that end exactly where an unreadable page begins, so that a kernel reading even
+/// one element past the end crashes the test instead of passing by luck.
+class GuardedFloats {
+public:
+  explicit GuardedFloats(size_t n) : m_n(n) {
+    size_t page = size_t(sysconf(_SC_PAGESIZE));
+    m_bytes = (n * sizeof(float) + page - 1) / page * page + page;
+    void* p = mmap(nullptr, m_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      qFatal("mmap failed");
+    m_base = static_cast<char*>(p);
+    if (mprotect(m_base + m_bytes - page, page, PROT_NONE) != 0)
+      qFatal("mprotect failed");
+    m_data = reinterpret_cast<float*>(m_base + m_bytes - page) - n;
+  }
+  ~GuardedFloats() { munmap(m_base, m_bytes); }
+  GuardedFloats(const GuardedFloats&) = delete;
+  GuardedFloats& operator=(const GuardedFloats&) = delete;
+  float* data() { return m_data; }
+  size_t size() const { return m_n; }
+  std::vector<float> vector() const { return std::vector<float>(m_data, m_data + m_n); }
+
+private:
+  size_t m_n, m_bytes = 0;
+  char* m_base = nullptr;
+  float* m_data = nullptr;
+};
+
+/// Runs `k` on the loop-IR evaluator with float arguments `values` (sizes from k.args) and
+/// returns argument `out` afterwards.
+std::vector<float> evaluateFloats(const Kernel& k, const std::vector<std::vector<float>>& values,
+                                  size_t out) {
+  std::vector<Tensor> args;
+  for (size_t a = 0; a < k.args.size(); ++a)
+    args.push_back(Tensor::fromVector<float>(k.args[a].sizes, values[a]));
+  Status st = evaluateKernel(k, args);
+  if (!st.ok())
+    qFatal("evaluator: %s", st.error().message().c_str());
+  auto d = args[out].data<float>();
+  return std::vector<float>(d.begin(), d.end());
+}
+
+/// A one-node pooling graph on a [1, c, h, w] input.
+std::unique_ptr<Graph> poolGraph(OpKind op, std::vector<int64_t> shape, int64_t kernel,
+                                 int64_t stride, int64_t pad, bool ceilMode) {
+  auto g = std::make_unique<Graph>("pool");
+  Value* x = g->addInput("x", TensorType::of(DType::F32, shape));
+  Node* n = g->addNode(op, {x}, 1);
+  n->attrs().set("kernel_shape", std::vector<int64_t>{kernel, kernel});
+  n->attrs().set("strides", std::vector<int64_t>{stride, stride});
+  n->attrs().set("pads", std::vector<int64_t>(4, pad));
+  n->attrs().set("ceil_mode", int64_t(ceilMode));
+  Status st = inferShapes(*g);
+  if (!st.ok())
+    qFatal("pool graph: %s", st.error().message().c_str());
+  g->addOutput(n->output(0));
+  return g;
+}
+
+} // namespace
 
 class TestLoopToLlvm : public QObject {
   Q_OBJECT
@@ -255,6 +325,45 @@ private Q_SLOTS:
     }
   }
 
+  /// A privatized local written under a lane mask keeps the old value in masked-off lanes (it
+  /// is blended, not stored with a mask, so that it can live in a register), and the masked
+  /// load feeding it never touches X past its end (X ends at an unreadable page).
+  void maskedStoresToPrivateLocalsBlend() {
+    const int64_t n = 16, m = 11;
+    Kernel k;
+    k.name = "t_private_mask";
+    k.args = {arg(KernelArg::Role::Input, "x", {m}), arg(KernelArg::Role::Output, "y", {n})};
+    BufferPtr X = makeArgBuffer("X", 0, DType::F32, {m});
+    BufferPtr Y = makeArgBuffer("Y", 1, DType::F32, {n});
+    BufferPtr acc = makeLocalBuffer("acc", DType::F32, {1});
+    ExprPtr j = add(mul(v("jo"), i(8)), v("ji"));
+    StmtPtr body = alloc(acc, block({store(acc, {i(0)}, f(10)),
+                                     ifThen(binary(BinaryOp::Lt, j, i(m)),
+                                            store(acc, {i(0)}, mul(load(X, {j}), f(2))),
+                                            store(acc, {i(0)}, add(load(acc, {i(0)}), f(1)))),
+                                     store(Y, {j}, load(acc, {i(0)}))}));
+    k.body = forRange("jo", n / 8, forRange("ji", 8, body, ForKind::Vectorized));
+    GuardedFloats x{size_t(m)};
+    std::vector<float> xs = randomFloats(size_t(m), 21);
+    std::copy(xs.begin(), xs.end(), x.data());
+    std::vector<float> want = evaluateFloats(k, {xs, std::vector<float>(size_t(n), 0.f)}, 1);
+    for (int64_t e = 0; e < n; ++e)
+      QCOMPARE(want[size_t(e)], e < m ? 2 * xs[size_t(e)] : 11.f);
+    for (int level : {0, 3}) {
+      std::unique_ptr<Jit> jit;
+      std::string ir;
+      FbKernelFn fn = compileKernel(k, level, jit, &ir);
+      QVERIFY(fn);
+      QVERIFY(ir.find("masked.load") != std::string::npos);
+      QVERIFY2(ir.find("masked.store") == std::string::npos, "private lanes are blended");
+      std::vector<float> y(size_t(n), 42.f);
+      void* args[] = {x.data(), y.data()};
+      fn(args);
+      for (int64_t e = 0; e < n; ++e)
+        QCOMPARE(y[size_t(e)], want[size_t(e)]);
+    }
+  }
+
   /// A vectorized reduction loop (a store to a lane-invariant address, not widenable) still
   /// vectorizes at O3: its float adds may be reassociated.
   void vectorizesReductionLoops() {
@@ -336,6 +445,110 @@ private Q_SLOTS:
     }
   }
 
+  /// A vectorized load with lane stride 2, 3 or 4 becomes contiguous loads and a shuffle, never
+  /// a gather, and never reads past its buffer: X ends exactly at an unreadable page, so the
+  /// elements after the last lane's must not be loaded (the last load is masked) unless the
+  /// index range proves them inside X (then every load is plain). Under a lane mask (a guard
+  /// `o*8 + l < m`), masked-off lanes, whose elements lie past X's end, touch no memory.
+  void stridedLoadsStayInsideBuffers() {
+    const int64_t n = 16; // two vectors of 8 lanes
+    for (int64_t s : {2, 3, 4}) {
+      for (int variant = 0; variant < 3; ++variant) {
+        bool roomy = variant == 1, guarded = variant == 2;
+        const int64_t m = guarded ? 13 : n; // lanes that load
+        // X holds exactly the elements read, up to the last one; `roomy` adds the s - 1 after it.
+        const int64_t xn = (m - 1) * s + 1 + (roomy ? s - 1 : 0);
+        Kernel k;
+        k.name = "t_stride" + std::to_string(s) + "_" + std::to_string(variant);
+        k.args = {arg(KernelArg::Role::Input, "x", {xn}), arg(KernelArg::Role::Output, "y", {n})};
+        BufferPtr X = makeArgBuffer("X", 0, DType::F32, {xn});
+        BufferPtr Y = makeArgBuffer("Y", 1, DType::F32, {n});
+        ExprPtr idx = add(mul(v("o"), i(8)), v("l"));
+        // Through a Let and a parallel loop, so that index ranges cross both.
+        StmtPtr st = let("xi", mul(idx, i(s)), store(Y, {idx}, mul(load(X, {v("xi")}), f(2))));
+        if (guarded)
+          st = ifThen(binary(BinaryOp::Lt, idx, i(m)), st, store(Y, {idx}, f(-1)));
+        k.body = forLoop("o", i(0), i(n / 8), ForKind::Parallel,
+                         forLoop("l", i(0), i(8), ForKind::Vectorized, st));
+        GuardedFloats x{size_t(xn)};
+        std::vector<float> xs = randomFloats(size_t(xn), uint64_t(100 + s));
+        std::copy(xs.begin(), xs.end(), x.data());
+        std::vector<float> want = evaluateFloats(k, {xs, std::vector<float>(size_t(n), 0.f)}, 1);
+        for (int64_t e = 0; e < n; ++e) // the evaluator is the oracle; check it too
+          QCOMPARE(want[size_t(e)], e < m ? 2 * xs[size_t(e * s)] : -1.f);
+        for (int level : {0, 3}) {
+          std::unique_ptr<Jit> jit;
+          std::string ir;
+          FbKernelFn fn = compileKernel(k, level, jit, &ir);
+          QVERIFY(fn);
+          QVERIFY2(ir.find("masked.gather") == std::string::npos,
+                   qPrintable(QString::fromStdString(ir)));
+          QVERIFY(ir.find("shufflevector") != std::string::npos);
+          // Only a proof of room lets every load go unmasked.
+          QCOMPARE(ir.find("masked.load") == std::string::npos, roomy);
+          std::vector<float> y(size_t(n), 42.f);
+          void* args[] = {x.data(), y.data()};
+          fn(args);
+          for (int64_t e = 0; e < n; ++e)
+            QCOMPARE(y[size_t(e)], want[size_t(e)]);
+        }
+      }
+    }
+  }
+
+  /// The lowered MaxPool and AveragePool of ResNet's stem shape (3x3, stride 2, pad 1, 112
+  /// wide) read X with stride-2 vector loads, not gathers, and match the loop-IR evaluator with
+  /// X ending at an unreadable page.
+  void poolingLoadsAreNotGathers() {
+    for (OpKind op : {OpKind::MaxPool, OpKind::AveragePool}) {
+      auto g = poolGraph(op, {1, 3, 10, 112}, 3, 2, 1, false);
+      LowerOptions lo;
+      lo.parallelThreshold = 64; // a parallel closure, as in the full-size model
+      auto kernels = lowerGraph(*g, lo);
+      QVERIFY2(kernels.ok(), kernels.ok() ? "" : kernels.error().message().c_str());
+      QCOMPARE(kernels->size(), size_t(1));
+      Kernel& k = kernels->front();
+      QVERIFY(!k.gemm);
+      std::vector<std::vector<float>> values;
+      size_t xArg = 0, yArg = 0;
+      for (size_t a = 0; a < k.args.size(); ++a) {
+        int64_t count = 1;
+        for (int64_t d : k.args[a].sizes)
+          count *= d;
+        if (k.args[a].data) {
+          auto d = k.args[a].data->data<float>();
+          values.emplace_back(d.begin(), d.end());
+        } else {
+          values.push_back(randomFloats(size_t(count), 77 + a));
+        }
+        if (k.args[a].role == KernelArg::Role::Input)
+          xArg = a;
+        if (k.args[a].role == KernelArg::Role::Output)
+          yArg = a;
+      }
+      std::vector<float> want = evaluateFloats(k, values, yArg);
+      GuardedFloats x(values[xArg].size());
+      std::copy(values[xArg].begin(), values[xArg].end(), x.data());
+      std::unique_ptr<Jit> jit;
+      std::string ir;
+      FbKernelFn fn = compileKernel(k, 3, jit, &ir);
+      QVERIFY(fn);
+      QVERIFY2(ir.find("masked.gather") == std::string::npos, "stride-2 loads are shuffles");
+      QVERIFY(ir.find("shufflevector") != std::string::npos);
+      std::vector<float> y(want.size(), 42.f);
+      std::vector<void*> args;
+      for (size_t a = 0; a < k.args.size(); ++a)
+        args.push_back(a == xArg   ? static_cast<void*>(x.data())
+                       : a == yArg ? static_cast<void*>(y.data())
+                                   : static_cast<void*>(values[a].data()));
+      fn(args.data());
+      for (size_t e = 0; e < y.size(); ++e)
+        QVERIFY2(
+            std::abs(y[e] - want[e]) <= 1e-6f * (1 + std::abs(want[e])),
+            qPrintable(
+                QString("%1 at %2: %3 vs %4").arg(k.name.c_str()).arg(e).arg(y[e]).arg(want[e])));
+    }
+  }
 
   /// Bad IR is an error naming the kernel, not a crash.
   void rejectsBadIr() {

@@ -1,0 +1,188 @@
+// The column micro-kernel of the GEMM generator: the last few columns of an N that is not a
+// multiple of 8 (N = 49 for a 7×7 output), computed with vectors along M instead of N.
+#include "codegen/gemm/GemmIrBuilder.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace fb::cg::gemmir {
+
+using namespace llvm;
+// fb::Value (a graph value) would otherwise shadow llvm::Value here.
+using llvm::Value;
+
+namespace {
+
+/// Independent partial sums per column: the k loop is unrolled this many times so that one
+/// column is not bound by the FMA latency.
+constexpr int kChains = 4;
+
+} // namespace
+
+Function* emitColumnMicroKernel(GemmIrContext& c, int columns) {
+  const GemmPlan& p = c.plan;
+  const GemmSpec& s = c.spec;
+  Function* f = makeMicroKernelFunction(c, "ukernel.cols" + std::to_string(columns));
+  Value *argv = f->getArg(0), *kLen = f->getArg(1), *ap = f->getArg(2), *bp = f->getArg(3);
+  Value *cOff = f->getArg(4), *accumulate = f->getArg(5), *last = f->getArg(6);
+  Value *mAbs = f->getArg(7), *nAbs = f->getArg(8), *mValid = f->getArg(9), *nValid = f->getArg(10);
+
+  IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
+  SmallVector<Constant*, 8> laneIds;
+  for (int l = 0; l < 8; ++l)
+    laneIds.push_back(ConstantInt::get(c.i32, l));
+  Value* lanes = ConstantVector::get(laneIds);
+  // A's micro-panel holds mr floats per k; lanes past mr would read the next k's values.
+  Value* aMask = b.CreateICmpSLT(lanes, b.CreateVectorSplat(8, ConstantInt::get(c.i32, p.mr)));
+  Value* rowMask =
+      b.CreateICmpSLT(lanes, b.CreateVectorSplat(8, b.CreateTrunc(mValid, c.i32)), "rowmask");
+
+  auto fma = [&](Value* x, Value* y, Value* acc) {
+    return b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {x, y, acc});
+  };
+  // acc[u][j] += A[:, k] * B[k, j] for k ≡ u (mod kChains).
+  auto rank1 = [&](Value* k, std::vector<Value*>& acc) {
+    Value* a = b.CreateMaskedLoad(c.v8f32, floatGep(b, ap, b.CreateMul(k, c.c64(p.mr))), Align(4),
+                                  aMask, c.vf(0.0f), "a.col");
+    Value* bRow = floatGep(b, bp, b.CreateMul(k, c.c64(p.nr)), "b.row");
+    for (int j = 0; j < columns; ++j) {
+      Value* bj = b.CreateAlignedLoad(c.f32, floatGep(b, bRow, c.c64(j)), Align(4), "b");
+      acc[size_t(j)] = fma(a, b.CreateVectorSplat(8, bj), acc[size_t(j)]);
+    }
+  };
+  // Unrolled main loop over k in steps of kChains, then the remaining k one at a time.
+  auto loop = [&](const Twine& name, Value* begin, Value* end, int step,
+                  std::vector<std::vector<Value*>>& chains) {
+    BasicBlock* pre = b.GetInsertBlock();
+    BasicBlock* header = BasicBlock::Create(c.ctx, name + ".header", f);
+    BasicBlock* body = BasicBlock::Create(c.ctx, name + ".body", f);
+    BasicBlock* exit = BasicBlock::Create(c.ctx, name + ".exit", f);
+    b.CreateBr(header);
+    b.SetInsertPoint(header);
+    PHINode* k = b.CreatePHI(c.i64, 2, name);
+    k->addIncoming(begin, pre);
+    std::vector<std::vector<PHINode*>> phis(chains.size());
+    for (size_t u = 0; u < chains.size(); ++u)
+      for (size_t j = 0; j < chains[u].size(); ++j) {
+        PHINode* phi = b.CreatePHI(c.v8f32, 2, "acc");
+        phi->addIncoming(chains[u][j], pre);
+        phis[u].push_back(phi);
+        chains[u][j] = phi;
+      }
+    Value* more =
+        step == 1 ? b.CreateICmpSLT(k, end) : b.CreateICmpSLE(b.CreateAdd(k, c.c64(step)), end);
+    b.CreateCondBr(more, body, exit);
+    b.SetInsertPoint(body);
+    for (int u = 0; u < step; ++u)
+      rank1(b.CreateAdd(k, c.c64(u)), chains[size_t(u)]);
+    k->addIncoming(b.CreateAdd(k, c.c64(step)), b.GetInsertBlock());
+    for (size_t u = 0; u < chains.size(); ++u)
+      for (size_t j = 0; j < chains[u].size(); ++j) {
+        phis[u][j]->addIncoming(chains[u][j], b.GetInsertBlock());
+        chains[u][j] = phis[u][j];
+      }
+    b.CreateBr(header);
+    b.SetInsertPoint(exit);
+    return k;
+  };
+  std::vector<std::vector<Value*>> chains(kChains, std::vector<Value*>(columns, c.vf(0.0f)));
+  Value* kMain = loop("k4", c.c64(0), kLen, kChains, chains);
+  std::vector<std::vector<Value*>> tail(1, chains[0]);
+  loop("k1", kMain, kLen, 1, tail);
+  chains[0] = tail[0];
+  std::vector<Value*> acc(columns);
+  for (int j = 0; j < columns; ++j) {
+    acc[size_t(j)] = chains[0][size_t(j)];
+    for (int u = 1; u < kChains; ++u)
+      acc[size_t(j)] = b.CreateFAdd(acc[size_t(j)], chains[size_t(u)][size_t(j)]);
+  }
+
+  // Column j of the tile: rows are cRowStride apart, so C is read and written by masked
+  // gathers and scatters (a few per K block).
+  Value* cTile = floatGep(b, loadArg(b, argv, p.cArg, "C"), cOff, "C.tile");
+  Value* rowOffsets = b.CreateMul(b.CreateSExt(lanes, FixedVectorType::get(c.i64, 8)),
+                                  b.CreateVectorSplat(8, c.c64(p.cRowStride)));
+  std::vector<Value*> masks(columns);
+  for (int j = 0; j < columns; ++j)
+    masks[size_t(j)] =
+        b.CreateAnd(rowMask, b.CreateVectorSplat(8, b.CreateICmpSLT(c.c64(j), nValid)), "mask");
+  auto columnPtrs = [&](Value* base, int j) {
+    return b.CreateGEP(c.f32, floatGep(b, base, c.c64(j)), rowOffsets);
+  };
+  auto gather = [&](Value* base, int j) {
+    return b.CreateMaskedGather(c.v8f32, columnPtrs(base, j), Align(4), masks[size_t(j)],
+                                c.vf(0.0f));
+  };
+  auto scatter = [&](Value* v, Value* base, int j) {
+    b.CreateMaskedScatter(v, columnPtrs(base, j), Align(4), masks[size_t(j)]);
+  };
+
+  BasicBlock* addC = BasicBlock::Create(c.ctx, "add.c", f);
+  BasicBlock* join = BasicBlock::Create(c.ctx, "join", f);
+  BasicBlock* before = b.GetInsertBlock();
+  b.CreateCondBr(accumulate, addC, join);
+  b.SetInsertPoint(addC);
+  std::vector<Value*> summed(columns);
+  for (int j = 0; j < columns; ++j)
+    summed[size_t(j)] = b.CreateFAdd(acc[size_t(j)], gather(cTile, j));
+  b.CreateBr(join);
+  b.SetInsertPoint(join);
+  for (int j = 0; j < columns; ++j) {
+    PHINode* phi = b.CreatePHI(c.v8f32, 2, "sum");
+    phi->addIncoming(acc[size_t(j)], before);
+    phi->addIncoming(summed[size_t(j)], addC);
+    acc[size_t(j)] = phi;
+  }
+  BasicBlock* partial = BasicBlock::Create(c.ctx, "store.partial", f);
+  BasicBlock* final = BasicBlock::Create(c.ctx, "store.final", f);
+  b.CreateCondBr(last, final, partial);
+  b.SetInsertPoint(partial);
+  for (int j = 0; j < columns; ++j)
+    scatter(acc[size_t(j)], cTile, j);
+  b.CreateRetVoid();
+
+  // The fused store, as in the row micro-kernel but transposed: a row bias is a vector, a
+  // column bias a scalar.
+  b.SetInsertPoint(final);
+  Value* bias = s.bias != GemmSpec::Bias::None ? loadArg(b, argv, s.biasArg, "bias") : nullptr;
+  Value* rowBias = nullptr;
+  if (s.bias == GemmSpec::Bias::PerRow)
+    rowBias = b.CreateMaskedLoad(c.v8f32, floatGep(b, bias, mAbs), Align(4), rowMask, c.vf(0.0f),
+                                 "bias.rows");
+  std::vector<Value*> residualBase(c.kernel.args.size(), nullptr);
+  for (const EpilogueOp& op : s.epilogue)
+    if ((op.kind == EpilogueOp::Kind::AddTensor || op.kind == EpilogueOp::Kind::MulTensor) &&
+        !residualBase[size_t(op.arg)])
+      residualBase[size_t(op.arg)] =
+          floatGep(b, loadArg(b, argv, op.arg, "residual"), cOff, "residual.tile");
+  for (int j = 0; j < columns; ++j) {
+    Value* x = acc[size_t(j)];
+    if (s.alpha != 1.0f)
+      x = b.CreateFMul(x, c.vf(s.alpha), "alpha");
+    Value* bv = rowBias;
+    if (s.bias == GemmSpec::Bias::PerColumn) {
+      // Dead columns read column nAbs, which always exists.
+      Value* col = b.CreateSelect(b.CreateICmpSLT(c.c64(j), nValid), c.c64(j), c.c64(0));
+      bv = b.CreateVectorSplat(
+          8, b.CreateAlignedLoad(c.f32, floatGep(b, bias, b.CreateAdd(nAbs, col)), Align(4)));
+    } else if (s.bias == GemmSpec::Bias::Full) {
+      Value* base = floatGep(b, bias, b.CreateAdd(b.CreateMul(mAbs, c.c64(p.N)), nAbs));
+      Value* ptrs = b.CreateGEP(c.f32, floatGep(b, base, c.c64(j)),
+                                b.CreateMul(b.CreateSExt(lanes, FixedVectorType::get(c.i64, 8)),
+                                            b.CreateVectorSplat(8, c.c64(p.N))));
+      bv = b.CreateMaskedGather(c.v8f32, ptrs, Align(4), masks[size_t(j)], c.vf(0.0f));
+    }
+    if (bv) {
+      if (s.beta != 1.0f)
+        bv = b.CreateFMul(bv, c.vf(s.beta));
+      x = b.CreateFAdd(x, bv, "biased");
+    }
+    for (const EpilogueOp& op : s.epilogue)
+      x = applyEpilogueOp(c, b, op, x,
+                          [&](int arg) { return gather(residualBase[size_t(arg)], j); });
+    scatter(x, cTile, j);
+  }
+  b.CreateRetVoid();
+  return f;
+}
+
+} // namespace fb::cg::gemmir

@@ -1,0 +1,76 @@
+// Running a generated kernel's work items on the thread pool (shared by the GEMM and
+// depthwise generators).
+#include "codegen/gemm/GemmIrBuilder.h"
+
+namespace fb::cg::gemmir {
+
+using namespace llvm;
+// fb::Value (a graph value) would otherwise shadow llvm::Value here.
+using llvm::Value;
+
+namespace {
+
+/// `void <name>.<suffix>(ptr ctx, i64 begin, i64 end)`: an fb_parallel_for body. It ignores its
+/// range and claims items of `items` from the shared counter in ctx = {ptr args, i64 next}
+/// until all `count` are taken; the pool calls it at least once, so every item runs once.
+Function* emitClaimingWorker(GemmIrContext& c, Function* items, int64_t count,
+                             const std::string& suffix) {
+  Function* f = c.makeFunction(suffix, Type::getVoidTy(c.ctx), {c.ptr, c.i64, c.i64}, true);
+  f->getArg(0)->setName("ctx");
+  StructType* ctxTy = StructType::get(c.ctx, {c.ptr, c.i64});
+  BasicBlock* entry = BasicBlock::Create(c.ctx, "entry", f);
+  BasicBlock* claim = BasicBlock::Create(c.ctx, "claim", f);
+  BasicBlock* run = BasicBlock::Create(c.ctx, "run", f);
+  BasicBlock* done = BasicBlock::Create(c.ctx, "done", f);
+  IRBuilder<> b(entry);
+  Value* args = b.CreateLoad(c.ptr, b.CreateStructGEP(ctxTy, f->getArg(0), 0), "args");
+  Value* next = b.CreateStructGEP(ctxTy, f->getArg(0), 1, "next");
+  b.CreateBr(claim);
+  b.SetInsertPoint(claim);
+  Value* item =
+      b.CreateAtomicRMW(AtomicRMWInst::Add, next, c.c64(1), Align(8), AtomicOrdering::Monotonic);
+  b.CreateCondBr(b.CreateICmpSLT(item, c.c64(count)), run, done);
+  b.SetInsertPoint(run);
+  b.CreateCall(items, {args, item, b.CreateAdd(item, c.c64(1))});
+  b.CreateBr(claim);
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
+  return f;
+}
+
+} // namespace
+
+Function* emitRunItems(GemmIrContext& c, IRBuilder<>& b, Value* args, Function* items,
+                       int64_t count, bool parallel, const std::string& suffix) {
+  if (!parallel || count <= 1) {
+    b.CreateCall(items, {args, c.c64(0), c.c64(count)});
+    return nullptr;
+  }
+  FunctionCallee parallelFor = c.module.getOrInsertFunction(
+      "fb_parallel_for", FunctionType::get(Type::getVoidTy(c.ctx), {c.ptr, c.ptr, c.i64}, false));
+  Function* worker = emitClaimingWorker(c, items, count, suffix);
+  StructType* ctxTy = StructType::get(c.ctx, {c.ptr, c.i64});
+  Value* ctx = b.CreateAlloca(ctxTy, nullptr, suffix + ".ctx");
+  b.CreateStore(args, b.CreateStructGEP(ctxTy, ctx, 0));
+  b.CreateStore(c.c64(0), b.CreateStructGEP(ctxTy, ctx, 1));
+  b.CreateCall(parallelFor, {worker, ctx, c.c64(count)});
+  return worker;
+}
+
+Function* makeMicroKernelFunction(GemmIrContext& c, const std::string& suffix) {
+  Function* f =
+      c.makeFunction(suffix, Type::getVoidTy(c.ctx),
+                     {c.ptr, c.i64, c.ptr, c.ptr, c.i64, c.i1, c.i1, c.i64, c.i64, c.i64, c.i64},
+                     /*internal=*/true);
+  const char* names[] = {"args", "kLen", "Ap",   "Bp",     "cOff",  "accumulate",
+                         "last", "mAbs", "nAbs", "mValid", "nValid"};
+  for (unsigned i = 0; i < f->arg_size(); ++i)
+    f->getArg(i)->setName(names[i]);
+  for (unsigned i : {2u, 3u}) {
+    f->addParamAttr(i, Attribute::NoAlias);
+    f->addParamAttr(i, Attribute::ReadOnly);
+  }
+  return f;
+}
+
+} // namespace fb::cg::gemmir
