@@ -324,12 +324,14 @@ Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function
             aBase = aLocal;
             aPanelStride = b.CreateMul(kLen, c.c64(p.mr));
           } else {
-            Value* panel0 =
-                b.CreateAdd(b.CreateMul(aSlice, c.c64(p.aPanels)), b.CreateUDiv(ic, c.c64(p.mr)));
+            // K-block-major (packConstantOperands): slice, K block, panel, k, row.
+            Value* sliceBase = b.CreateMul(aSlice, c.c64(p.aPanels * p.K * p.mr));
+            Value* blockBase = b.CreateMul(pc, c.c64(p.aPanels * p.mr));
+            aPanelStride = b.CreateMul(kLen, c.c64(p.mr));
+            Value* panel0 = b.CreateUDiv(ic, c.c64(p.mr));
             aBase = floatGep(b, aConst,
-                             b.CreateAdd(b.CreateMul(panel0, c.c64(p.aPanelFloats)),
-                                         b.CreateMul(pc, c.c64(p.mr))));
-            aPanelStride = c.c64(p.aPanelFloats);
+                             b.CreateAdd(b.CreateAdd(sliceBase, blockBase),
+                                         b.CreateMul(panel0, aPanelStride)));
           }
           emitFor(b, c.c64(0), nLen, c.c64(p.nr), "jr", [&](Value* jr) {
             Value* nValid = emitMin(b, c.c64(p.nr), b.CreateSub(nLen, jr));

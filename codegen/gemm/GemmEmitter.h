@@ -18,7 +18,8 @@ namespace fb::cg {
 /// `<kernel>.packedA` / `<kernel>.packedB`, records the argument index in the spec
 /// (packedAArg / packedBArg) and pins the spec's register tile (mr, nr), which the layout
 /// depends on. Call once, before emitGemmKernel; a second call does nothing.
-/// Panel layout: A slices × ceil(M/mr) panels × K × mr floats (rows past M are zero), and
+/// Panel layout: A slices × K blocks of kc × ceil(M/mr) panels × kc × mr floats (rows past M
+/// are zero; the spec's kc is pinned too), and
 /// B slices × ceil(N/nr) panels × K × nr floats (columns past N are zero).
 Status packConstantOperands(Kernel& kernel);
 

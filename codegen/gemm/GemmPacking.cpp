@@ -2,6 +2,8 @@
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/gemm/GemmPlan.h"
 
+#include <algorithm>
+
 namespace fb::cg {
 
 namespace {
@@ -34,9 +36,11 @@ Status packConstantOperands(Kernel& kernel) {
     probe.gemm->sharedBArg = 0;
   probe.args.resize(std::max<size_t>(probe.args.size(), 1));
   FB_ASSIGN_OR_RETURN(GemmPlan p, planGemm(probe));
-  // The panel layout depends on the register tile only; pin it so emission agrees.
+  // The panel layout depends on the register tile and (for A) the K block; pin them so
+  // emission agrees.
   s.mr = p.mr;
   s.nr = p.nr;
+  s.kc = p.kc;
 
   if (needA) {
     const Tensor& src = *s.constantA;
@@ -46,20 +50,24 @@ Status packConstantOperands(Kernel& kernel) {
     if (p.K > 0 && src.numElements() < extent)
       return makeError("kernel ", kernel.name, ": constant A has ", src.numElements(),
                        " elements, the GEMM strides need ", extent);
-    Tensor packed(DType::F32, {batchSlices * p.groups * p.aPanels * p.aPanelFloats});
+    // K-block-major: the mc × kc block a work item reads for one K block is one contiguous
+    // stream, which the hardware prefetcher follows from DRAM (weights of a large CNN do not
+    // stay in cache between inferences).
+    Tensor packed(DType::F32, {batchSlices * p.groups * p.aPanels * p.K * p.mr});
     auto out = packed.mutableData<float>();
     int64_t at = 0;
     for (int64_t bs = 0; bs < batchSlices; ++bs)
       for (int64_t g = 0; g < p.groups; ++g)
-        for (int64_t panel = 0; panel < p.aPanels; ++panel, at += p.aPanelFloats - p.K * p.mr)
-          for (int64_t k = 0; k < p.K; ++k)
-            for (int64_t i = 0; i < p.mr; ++i, ++at) {
-              int64_t m = panel * p.mr + i;
-              out[size_t(at)] = m < p.M
-                                    ? elementAt(src, bs * p.a.batchStride + g * p.a.groupStride +
-                                                         m * p.a.rowStride + k * p.a.colStride)
-                                    : 0.0f;
-            }
+        for (int64_t pc = 0; pc < p.K; pc += p.kc)
+          for (int64_t panel = 0; panel < p.aPanels; ++panel)
+            for (int64_t k = pc; k < std::min(p.K, pc + p.kc); ++k)
+              for (int64_t i = 0; i < p.mr; ++i, ++at) {
+                int64_t m = panel * p.mr + i;
+                out[size_t(at)] =
+                    m < p.M ? elementAt(src, bs * p.a.batchStride + g * p.a.groupStride +
+                                                 m * p.a.rowStride + k * p.a.colStride)
+                            : 0.0f;
+              }
     KernelArg arg;
     arg.role = KernelArg::Role::Weight;
     arg.name = kernel.name + ".packedA";

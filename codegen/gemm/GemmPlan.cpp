@@ -199,7 +199,6 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
 
   p.aPanels = ceilDiv(p.M, p.mr);
   p.bPanels = ceilDiv(p.N, p.nr);
-  p.aPanelFloats = p.K * p.mr;
   p.bPanelFloats = p.K * p.nr;
   if (s.constantA) {
     p.a.source = OperandSource::Packed;

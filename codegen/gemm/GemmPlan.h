@@ -52,8 +52,8 @@ struct GemmPlan {
   int64_t aPanels = 0, bPanels = 0;
   /// How many distinct A / B slices a packed operand holds (1 when shared by all batches).
   int64_t aSlices = 1, bSlices = 1;
-  /// Floats from one pre-packed panel to the next (K·mr, K·nr).
-  int64_t aPanelFloats = 0, bPanelFloats = 0;
+  /// Floats from one pre-packed B panel to the next (K·nr).
+  int64_t bPanelFloats = 0;
   /// B is packed once per call into the Scratch argument `sharedBArg` (see above); `b` still
   /// describes where B is read from. Slices of the shared buffer are per batch·group.
   bool sharedB = false;
