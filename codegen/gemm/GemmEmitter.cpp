@@ -329,9 +329,9 @@ Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function
             Value* blockBase = b.CreateMul(pc, c.c64(p.aPanels * p.mr));
             aPanelStride = b.CreateMul(kLen, c.c64(p.mr));
             Value* panel0 = b.CreateUDiv(ic, c.c64(p.mr));
-            aBase = floatGep(b, aConst,
-                             b.CreateAdd(b.CreateAdd(sliceBase, blockBase),
-                                         b.CreateMul(panel0, aPanelStride)));
+            aBase = floatGep(
+                b, aConst,
+                b.CreateAdd(b.CreateAdd(sliceBase, blockBase), b.CreateMul(panel0, aPanelStride)));
           }
           emitFor(b, c.c64(0), nLen, c.c64(p.nr), "jr", [&](Value* jr) {
             Value* nValid = emitMin(b, c.c64(p.nr), b.CreateSub(nLen, jr));

@@ -63,10 +63,10 @@ Status packConstantOperands(Kernel& kernel) {
             for (int64_t k = pc; k < std::min(p.K, pc + p.kc); ++k)
               for (int64_t i = 0; i < p.mr; ++i, ++at) {
                 int64_t m = panel * p.mr + i;
-                out[size_t(at)] =
-                    m < p.M ? elementAt(src, bs * p.a.batchStride + g * p.a.groupStride +
-                                                 m * p.a.rowStride + k * p.a.colStride)
-                            : 0.0f;
+                out[size_t(at)] = m < p.M
+                                      ? elementAt(src, bs * p.a.batchStride + g * p.a.groupStride +
+                                                           m * p.a.rowStride + k * p.a.colStride)
+                                      : 0.0f;
               }
     KernelArg arg;
     arg.role = KernelArg::Role::Weight;
