@@ -632,6 +632,10 @@ private Q_SLOTS:
         check(makeMatMul(c), 2, "column edge");
         c.constB = true;
         check(makeMatMul(c), 1, "column edge, constant B");
+        // The AVX2 tile (the host may pick 8×24): remainders of N mod 16.
+        c.mr = 6;
+        c.nr = 16;
+        check(makeMatMul(c), 2, "column edge, 6x16 tile");
       }
   }
 
