@@ -125,6 +125,10 @@ Value* applyEpilogueOp(GemmIrContext& c, IRBuilder<>& b, const EpilogueOp& op, V
     Value* e = emitVectorExp(c, b, b.CreateFNeg(x));
     return b.CreateFDiv(one, b.CreateFAdd(one, e), "sigmoid");
   }
+  case EpilogueOp::Kind::Silu: {
+    Value* e = emitVectorExp(c, b, b.CreateFNeg(x));
+    return b.CreateFDiv(x, b.CreateFAdd(one, e), "silu");
+  }
   case EpilogueOp::Kind::HardSigmoid: {
     Value* t = b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {x, c.vf(op.alpha), c.vf(op.beta)});
     t = sel(b.CreateFCmpOLT(t, one), t, one);

@@ -21,6 +21,7 @@ struct EpilogueOp {
     Sigmoid,     ///< 1 / (1 + exp(-acc))
     HardSigmoid, ///< max(0, min(1, alpha * acc + beta))
     HardSwish,   ///< acc * max(0, min(1, acc / 6 + 0.5))
+    Silu,        ///< acc * sigmoid(acc): x·Sigmoid(x) written as Sigmoid then Mul (EfficientNet)
     AddTensor,   ///< acc + T[m, n]: a residual read through `arg` with the output's layout
     MulTensor,   ///< acc * T[m, n]
   } kind;

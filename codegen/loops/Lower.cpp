@@ -599,6 +599,13 @@ private:
     const Value* cur = m_gemmFrom;
     std::vector<int64_t> outSizes = KernelBuilder::sizesOf(y);
     while (cur != y) {
+      // x·Sigmoid(x) (SiLU, as exporters write it): the value feeds a Sigmoid and a Mul that
+      // also takes the Sigmoid's output.
+      if (const Node* silu = siluMulOf(cur)) {
+        spec->epilogue.push_back({EpilogueOp::Kind::Silu});
+        cur = silu->output(0);
+        continue;
+      }
       if (cur->uses().size() != 1)
         return;
       const Node* u = cur->uses()[0].user;
@@ -681,6 +688,26 @@ private:
       cur = u->output(0);
     }
     m_b.gemm() = std::move(spec);
+  }
+
+  /// The Mul of `Mul(v, Sigmoid(v))` when `v` has exactly those two uses (in either order of
+  /// the Mul's operands), else null.
+  static const Node* siluMulOf(const Value* v) {
+    if (v->uses().size() != 2)
+      return nullptr;
+    for (int s = 0; s < 2; ++s) {
+      const Node* sig = v->uses()[size_t(s)].user;
+      const Node* mul = v->uses()[size_t(1 - s)].user;
+      if (sig->op() != OpKind::Sigmoid || mul->op() != OpKind::Mul || sig->numOutputs() != 1 ||
+          mul->numInputs() != 2 || sig->output(0)->uses().size() != 1 ||
+          sig->output(0)->uses()[0].user != mul)
+        continue;
+      const Value* a = mul->input(0);
+      const Value* b = mul->input(1);
+      if ((a == v && b == sig->output(0)) || (b == v && a == sig->output(0)))
+        return mul;
+    }
+    return nullptr;
   }
 
   /// The bias kind of an Add operand of sizes `os` on a GEMM output of sizes `out`.

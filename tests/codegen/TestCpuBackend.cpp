@@ -9,11 +9,13 @@
 #include "codegen/llvm/LoopToLlvm.h"
 #include "codegen/llvm/ObjectEmitter.h"
 #include "codegen/loops/LoopIR.h"
+#include "codegen/loops/Lower.h"
 #include "codegen/runtime/ThreadPool.h"
 #include "core/Interpreter.h"
 #include "core/ModelIO.h"
 #include "core/RandomInputs.h"
 #include "core/ShapeInference.h"
+#include "core/text/IrParser.h"
 #include "core/text/IrPrinter.h"
 #include "core/TensorCompare.h"
 #include "passes/PassManager.h"
@@ -408,6 +410,67 @@ private Q_SLOTS:
   /// MaxPool and AveragePool with strides 2 to 4 (the strided vector loads of the loop-nest
   /// emitter), odd widths that leave vector tails, pads, ceil_mode and count_include_pad match
   /// the interpreter.
+  /// x·Sigmoid(x) after a Conv (EfficientNet's SiLU, either operand order of the Mul) becomes
+  /// one Silu GEMM epilogue — and a depthwise conv's too — computed as the interpreter does;
+  /// a Mul by the Sigmoid of something else is not mistaken for it.
+  void siluEpilogues() {
+    // Constants with varied values (the text IR lists every element).
+    auto dense = [](int n, double scale) {
+      std::string t = "dense<[";
+      for (int e = 0; e < n; ++e)
+        t += (e ? ", " : "") + std::to_string(scale * double(e % 7 - 3));
+      return t + "]>";
+    };
+    const std::string graphs[] = {
+        R"(graph @g opset 17 {
+  input %x : f32[1, 8, 13, 13]
+  const %w : f32[24, 8, 3, 3] = )" + dense(24 * 8 * 9, 0.02) + R"(
+  const %b : f32[24] = )" + dense(24, 0.1) + R"(
+  %c : f32[1, 24, 13, 13] = Conv(%x, %w, %b) {pads = [1, 1, 1, 1]}
+  %s : f32[1, 24, 13, 13] = Sigmoid(%c)
+  %y : f32[1, 24, 13, 13] = Mul(%c, %s)
+  output %y
+})",
+        R"(graph @g opset 17 {
+  input %x : f32[2, 16, 9, 9]
+  const %w : f32[16, 1, 3, 3] = )" + dense(16 * 9, 0.2) + R"(
+  %c : f32[2, 16, 5, 5] = Conv(%x, %w) {group = 16, pads = [1, 1, 1, 1], strides = [2, 2]}
+  %s : f32[2, 16, 5, 5] = Sigmoid(%c)
+  %y : f32[2, 16, 5, 5] = Mul(%s, %c)
+  output %y
+})",
+        R"(graph @g opset 17 {
+  input %x : f32[1, 8, 6, 6]
+  input %z : f32[1, 24, 6, 6]
+  const %w : f32[24, 8, 1, 1] = )" + dense(24 * 8, 0.1) + R"(
+  %c : f32[1, 24, 6, 6] = Conv(%x, %w)
+  %s : f32[1, 24, 6, 6] = Sigmoid(%z)
+  %y : f32[1, 24, 6, 6] = Mul(%c, %s)
+  output %y
+})"};
+    for (int i = 0; i < 3; ++i) {
+      auto g = parseGraph(graphs[i], "<silu>");
+      QVERIFY2(g.ok(), g.ok() ? "" : g.error().message().c_str());
+      QVERIFY(inferShapes(**g).ok());
+      for (int threads : {1, 2}) {
+        std::string r = compareWithInterpreter(**g, "O3", 3, threads);
+        QVERIFY2(r.empty(), r.c_str());
+      }
+      auto steps = namedPipeline("O3");
+      QVERIFY(steps.ok());
+      PipelineResult pr = PassManager().run((*g)->clone(), *steps);
+      QVERIFY(!pr.error);
+      auto kernels = lowerGraph(pr.finalGraph(), LowerOptions());
+      QVERIFY(kernels.ok());
+      bool silu = false;
+      for (const Kernel& k : *kernels)
+        if (k.gemm)
+          for (const EpilogueOp& op : k.gemm->epilogue)
+            silu = silu || op.kind == EpilogueOp::Kind::Silu;
+      QCOMPARE(silu, i < 2);
+    }
+  }
+
   void stridedPoolsMatchInterpreter() {
     struct Case {
       OpKind op;

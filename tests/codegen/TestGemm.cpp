@@ -45,6 +45,8 @@ double applyEpilogueRef(const EpilogueOp& op, double x, double residual) {
     return std::max(0.0, std::min(1.0, op.alpha * x + op.beta));
   case EpilogueOp::Kind::HardSwish:
     return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5));
+  case EpilogueOp::Kind::Silu:
+    return x / (1.0 + std::exp(-x));
   case EpilogueOp::Kind::AddTensor:
     return x + residual;
   case EpilogueOp::Kind::MulTensor:
@@ -496,6 +498,7 @@ private Q_SLOTS:
                                                    {op(EpilogueOp::Kind::Sigmoid)},
                                                    {hsig},
                                                    {op(EpilogueOp::Kind::HardSwish)},
+                                                   {op(EpilogueOp::Kind::Silu)},
                                                    {op(EpilogueOp::Kind::AddTensor)},
                                                    {op(EpilogueOp::Kind::MulTensor)},
                                                    {op(EpilogueOp::Kind::AddTensor),
