@@ -5,7 +5,8 @@
 #   bench/run.sh [--threads N] [--runs N] [--torchvision] [MODEL.onnx ...]
 #
 # Without models it benchmarks the samples/*.onnx models. --torchvision also exports
-# resnet18 and mobilenet_v2 (random weights) with scripts/export_torchvision.py into
+# resnet18, mobilenet_v2, squeezenet1_0 and efficientnet_b0 (random weights) with
+# scripts/export_torchvision.py into
 # $FUSEBOX_BENCH_CACHE/tv and adds them. ONNX Runtime comes from the npm package
 # onnxruntime-node, installed once into $FUSEBOX_BENCH_CACHE (default ~/.cache/fusebox-bench),
 # never into the repository. Expects a built tree in ${FUSEBOX_BUILD_DIR:-build}.
@@ -47,7 +48,7 @@ if [[ ${#models[@]} -eq 0 ]]; then
   for m in "$root"/samples/*.onnx; do models+=("$m"); done
 fi
 if [[ $torchvision -eq 1 ]]; then
-  for m in resnet18 mobilenet_v2; do
+  for m in resnet18 mobilenet_v2 squeezenet1_0 efficientnet_b0; do
     [[ -f "$cache/tv/$m.onnx" ]] || "$python" "$root/scripts/export_torchvision.py" "$cache/tv" "$m" >&2
     models+=("$cache/tv/$m.onnx")
   done
