@@ -257,7 +257,7 @@ Function* emitPackB(GemmIrContext& c) {
 /// `void <name>.items(ptr args, i64 begin, i64 end)`: the blocked loop nest of work items
 /// [begin, end) — the body fb_parallel_for runs.
 Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function* uk,
-                    const std::vector<Function*>& ukEdge, Function* ukColumns) {
+                    Function* ukRows, Function* ukRemainder) {
   const GemmPlan& p = c.plan;
   Function* f = c.makeFunction("items", Type::getVoidTy(c.ctx), {c.ptr, c.i64, c.i64}, true);
   f->getArg(0)->setName("args");
@@ -358,30 +358,21 @@ Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function
               b.SetInsertPoint(fullBlock);
               b.CreateCall(uk, callArgs);
               b.CreateBr(next);
-              // Edge tiles: the variant with just enough 8-column vectors for nValid, so a
-              // 1-column remainder (N = 49 = 3·16 + 1) costs an eighth of a full tile, not all.
+              // Edge tiles. Parts and blocks are whole tiles, so the only partial ones are the
+              // last rows (M mod mr, full width) and the last columns (N mod nr, any rows).
               b.SetInsertPoint(edgeBlock);
-              Value* vectors = b.CreateUDiv(b.CreateAdd(nValid, c.c64(7)), c.c64(8), "vectors");
-              BasicBlock* edgeNext = next;
-              for (size_t v = ukEdge.size(); v-- > 1;) {
-                BasicBlock* narrow = BasicBlock::Create(c.ctx, "tile.edge.nv", parent);
-                BasicBlock* wider = BasicBlock::Create(c.ctx, "tile.edge.call", parent);
-                b.CreateCondBr(b.CreateICmpULE(vectors, c.c64(int64_t(v))), narrow, wider);
-                b.SetInsertPoint(wider);
-                b.CreateCall(ukEdge[v], callArgs);
-                b.CreateBr(edgeNext);
-                b.SetInsertPoint(narrow);
-              }
-              if (ukColumns) {
-                BasicBlock* cols = BasicBlock::Create(c.ctx, "tile.edge.cols", parent);
-                BasicBlock* one = BasicBlock::Create(c.ctx, "tile.edge.call", parent);
-                b.CreateCondBr(b.CreateICmpSLE(nValid, c.c64(c.plan.N % c.plan.nr)), cols, one);
-                b.SetInsertPoint(cols);
-                b.CreateCall(ukColumns, callArgs);
+              if (ukRows && ukRemainder) {
+                BasicBlock* rows = BasicBlock::Create(c.ctx, "tile.edge.rows", parent);
+                BasicBlock* cols = BasicBlock::Create(c.ctx, "tile.edge.remainder", parent);
+                b.CreateCondBr(b.CreateICmpEQ(nValid, c.c64(p.nr)), rows, cols);
+                b.SetInsertPoint(rows);
+                b.CreateCall(ukRows, callArgs);
                 b.CreateBr(next);
-                b.SetInsertPoint(one);
+                b.SetInsertPoint(cols);
+                b.CreateCall(ukRemainder, callArgs);
+              } else if (ukRows || ukRemainder) {
+                b.CreateCall(ukRows ? ukRows : ukRemainder, callArgs);
               }
-              b.CreateCall(ukEdge[0], callArgs);
               b.CreateBr(next);
               b.SetInsertPoint(next);
             });
@@ -449,16 +440,25 @@ Expected<Function*> emitGemmKernel(Module& module, const Kernel& kernel) {
   Function* packA = plan.a.source == OperandSource::Packed ? nullptr : emitPackA(c);
   Function* packB = plan.b.source == OperandSource::Packed ? nullptr : emitPackB(c);
   Function* uk = gemmir::emitMicroKernel(c, /*edge=*/false, int(plan.nr / 8));
-  std::vector<Function*> ukEdge;
-  for (int v = 1; v <= int(plan.nr / 8); ++v)
-    ukEdge.push_back(gemmir::emitMicroKernel(c, /*edge=*/true, v));
+  // Edge micro-kernels only for the edges this GEMM has (each carries the whole epilogue, and
+  // compile time grows with them): the last rows at full width, and the N remainder with just
+  // enough vectors for it — or, when it is at most kColumnEdge columns, vectors along M
+  // (mr ≤ 8), so a 1-column remainder (N = 49) costs about one FMA per k, not a whole tile.
+  const int fullVectors = int(plan.nr / 8);
+  const int64_t remainder = plan.N % plan.nr;
+  Function* ukRows =
+      plan.M % plan.mr != 0 ? gemmir::emitMicroKernel(c, /*edge=*/true, fullVectors) : nullptr;
+  Function* ukRemainder = nullptr;
+  if (remainder > 0 && plan.mr <= 8 && remainder <= kColumnEdge) {
+    ukRemainder = gemmir::emitColumnMicroKernel(c, int(remainder));
+  } else if (remainder > 0) {
+    int vectors = int((remainder + 7) / 8);
+    ukRemainder = vectors == fullVectors && ukRows
+                      ? ukRows
+                      : gemmir::emitMicroKernel(c, /*edge=*/true, vectors);
+  }
   Function* packItems = plan.sharedB ? emitSharedPackItems(c, packB) : nullptr;
-  // An N remainder of at most kColumnEdge columns runs with vectors along M (mr ≤ 8).
-  int64_t remainder = plan.N % plan.nr;
-  Function* ukColumns = plan.mr <= 8 && remainder > 0 && remainder <= kColumnEdge
-                            ? gemmir::emitColumnMicroKernel(c, int(remainder))
-                            : nullptr;
-  Function* items = emitItems(c, packA, plan.sharedB ? nullptr : packB, uk, ukEdge, ukColumns);
+  Function* items = emitItems(c, packA, plan.sharedB ? nullptr : packB, uk, ukRows, ukRemainder);
 
   Function* entry = c.makeFunction("", Type::getVoidTy(c.ctx), {c.ptr}, /*internal=*/false);
   entry->getArg(0)->setName("args");
@@ -474,9 +474,8 @@ Expected<Function*> emitGemmKernel(Module& module, const Kernel& kernel) {
 
   std::string message;
   raw_string_ostream os(message);
-  std::vector<Function*> all = {packA,      packB, uk,     ukColumns, packItems,
-                                packWorker, items, worker, entry};
-  all.insert(all.end(), ukEdge.begin(), ukEdge.end());
+  std::vector<Function*> all = {packA,     packB,      uk,    ukRows, ukRemainder,
+                                packItems, packWorker, items, worker, entry};
   for (Function* fn : all)
     if (fn && verifyFunction(*fn, &os))
       return makeError("kernel ", kernel.name, ": generated invalid LLVM IR: ", os.str());
