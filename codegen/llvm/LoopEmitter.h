@@ -56,6 +56,16 @@ void collectUses(const StmtPtr& s, Uses& u);
 /// vector: every store's address must depend on the lane, and no branch, loop bound or
 /// allocation may.
 bool canWiden(const StmtPtr& body, const std::string& var);
+/// When `outer` is a serial loop from 0 whose body is exactly a serial loop `inner` from 0,
+/// both with constant extents, that together reduce into some element (a store whose indices
+/// use neither variable), and whose variables appear only as adjacent index pairs
+/// `[..., outer, inner, ...]` of views whose outer stride is inner extent x inner stride: the
+/// same iterations in the same order as one loop over `inner` (outer bound to 0), which the
+/// LLVM vectorizer can split into long vector sums. Else null.
+StmtPtr flattenReductionNest(const Stmt& outer);
+/// Whether `s` is a scalar float reduction update `acc[i] = acc[i] + x` (or `*`) whose indices
+/// do not use `loopVar`, the loop it runs in: x must not read the accumulator.
+bool isReductionUpdate(const Stmt& s, const std::string& loopVar);
 
 /// Emits one kernel (see emitLoopKernel for the scheme).
 class Emitter {
@@ -183,6 +193,7 @@ private:
   FnState m_fs;
   std::unordered_map<std::string, Binding> m_vars;
   int m_lanes = 0; // > 0 while emitting a widened vectorized body
+  std::string m_innermostLoop; // variable of the innermost loop being emitted as a loop, if any
   llvm::Value* m_mask = nullptr; // <m_lanes x i1>: lanes whose memory accesses happen (if-conversion)
   std::vector<llvm::MDNode*> m_scopeOf, m_noAliasOf; // per argument, null when not noalias
   std::optional<Error> m_error;

@@ -5,6 +5,7 @@
 #include <llvm/IR/MDBuilder.h>
 
 #include <functional>
+#include <utility>
 
 namespace fb::cg {
 
@@ -135,6 +136,129 @@ bool canWiden(const StmtPtr& body, const std::string& var) {
 }
 
 
+namespace {
+
+bool isVarNamed(const ExprPtr& e, const std::string& name) {
+  return e && e->kind == Expr::Kind::Var && e->name == name;
+}
+
+/// Checks that `outer` and `inner` occur in expressions and statements only as adjacent index
+/// pairs of views where stride(outer) == innerExtent * stride(inner).
+struct PairedUseCheck {
+  const std::string& outer;
+  const std::string& inner;
+  int64_t innerExtent;
+  bool ok = true;
+
+  void indices(const std::vector<ExprPtr>& idx, const Buffer& buf) {
+    for (size_t d = 0; d < idx.size() && ok; ++d) {
+      if (isVarNamed(idx[d], outer)) {
+        ok = d + 1 < idx.size() && isVarNamed(idx[d + 1], inner) &&
+             buf.strides.size() == idx.size() && buf.strides[d] == innerExtent * buf.strides[d + 1];
+        ++d; // the inner index of the pair
+      } else {
+        expr(idx[d]);
+      }
+    }
+  }
+  void expr(const ExprPtr& e) {
+    if (!e || !ok)
+      return;
+    if (e->kind == Expr::Kind::Var && (e->name == outer || e->name == inner)) {
+      ok = false;
+      return;
+    }
+    if (e->kind == Expr::Kind::Load && e->buffer)
+      return indices(e->operands, *e->buffer);
+    for (const ExprPtr& o : e->operands)
+      expr(o);
+  }
+  void stmt(const StmtPtr& s) {
+    if (!s || !ok)
+      return;
+    expr(s->min);
+    expr(s->extent);
+    expr(s->value);
+    expr(s->cond);
+    if (s->kind == Stmt::Kind::Store && s->buffer)
+      indices(s->indices, *s->buffer);
+    stmt(s->body);
+    stmt(s->thenBody);
+    stmt(s->elseBody);
+    for (const StmtPtr& c : s->stmts)
+      stmt(c);
+  }
+};
+
+bool loadsBuffer(const ExprPtr& e, const std::string& buffer) {
+  if (!e)
+    return false;
+  if (e->kind == Expr::Kind::Load && e->buffer && e->buffer->name == buffer)
+    return true;
+  for (const ExprPtr& o : e->operands)
+    if (loadsBuffer(o, buffer))
+      return true;
+  return false;
+}
+
+} // namespace
+
+StmtPtr flattenReductionNest(const Stmt& outer) {
+  const StmtPtr& inner = outer.body;
+  int64_t outerMin = -1, innerMin = -1, outerExtent = 0, innerExtent = 0;
+  if (outer.kind != Stmt::Kind::For || outer.forKind != ForKind::Serial || !inner ||
+      inner->kind != Stmt::Kind::For || inner->forKind != ForKind::Serial || !inner->body ||
+      !outer.min || !outer.min->isIntConst(&outerMin) || outerMin != 0 || !inner->min ||
+      !inner->min->isIntConst(&innerMin) || innerMin != 0 || !outer.extent ||
+      !outer.extent->isIntConst(&outerExtent) || !inner->extent ||
+      !inner->extent->isIntConst(&innerExtent) || outerExtent < 1 || innerExtent < 1 ||
+      __builtin_mul_overflow(outerExtent, innerExtent, &outerMin))
+    return nullptr;
+  bool reduces = false;
+  forEachStmt(inner->body, [&](const Stmt& x) {
+    if (x.kind != Stmt::Kind::Store)
+      return;
+    bool usesEither = false;
+    for (const ExprPtr& i : x.indices)
+      usesEither = usesEither || usesVar(i, outer.var) || usesVar(i, inner->var);
+    reduces = reduces || !usesEither;
+  });
+  if (!reduces)
+    return nullptr;
+  PairedUseCheck check{outer.var, inner->var, innerExtent};
+  check.stmt(inner->body);
+  if (!check.ok)
+    return nullptr;
+  // [.., 0, f, ..] addresses the element f * stride(inner) = outer * stride(outer) + inner * stride(inner).
+  return forLoop(inner->var, intImm(0), intImm(outerExtent * innerExtent), ForKind::Serial,
+                 substitute(inner->body, outer.var, intImm(0)), inner->comment);
+}
+
+bool isReductionUpdate(const Stmt& s, const std::string& loopVar) {
+  if (s.kind != Stmt::Kind::Store || !s.buffer || !s.value || loopVar.empty())
+    return false;
+  const Expr& v = *s.value;
+  if (v.kind != Expr::Kind::Binary || (v.binaryOp != BinaryOp::Add && v.binaryOp != BinaryOp::Mul) ||
+      !v.type.isFloat() || !v.type.isScalar() || v.operands.size() != 2)
+    return false;
+  for (const ExprPtr& i : s.indices)
+    if (usesVar(i, loopVar))
+      return false;
+  auto isAccumulator = [&](const ExprPtr& e) {
+    if (e->kind != Expr::Kind::Load || !e->buffer || e->buffer->name != s.buffer->name ||
+        e->operands.size() != s.indices.size())
+      return false;
+    for (size_t d = 0; d < s.indices.size(); ++d)
+      if (!equal(e->operands[d], s.indices[d]))
+        return false;
+    return true;
+  };
+  for (int a = 0; a < 2; ++a)
+    if (isAccumulator(v.operands[size_t(a)]) && !loadsBuffer(v.operands[size_t(1 - a)], s.buffer->name))
+      return true;
+  return false;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Functions
 
@@ -251,6 +375,9 @@ void Emitter::emitFor(const Stmt& s) {
   if (s.forKind == ForKind::Vectorized && m_lanes == 0 && constExtent && extent > 1 &&
       extent <= 64 && canWiden(s.body, s.var))
     return emitWidened(s, int(extent));
+  if (s.forKind == ForKind::Serial && m_lanes == 0)
+    if (StmtPtr flat = flattenReductionNest(s))
+      return emitFor(*flat);
   llvm::MDNode* md = nullptr;
   if (s.forKind == ForKind::Vectorized) {
     llvm::Metadata* enable[] = {llvm::MDString::get(m_ctx, "llvm.loop.vectorize.enable"),
@@ -296,7 +423,9 @@ void Emitter::emitSerialLoop(const Stmt& s, const std::string& label, llvm::MDNo
   if (first && ext && !__builtin_add_overflow(first->hi, ext->hi - 1, &first->hi))
     ivBinding.range = first;
   m_vars[s.var] = ivBinding;
+  std::string outerLoop = std::exchange(m_innermostLoop, s.var);
   emitStmt(s.body);
+  m_innermostLoop = outerLoop;
   if (saved)
     m_vars[s.var] = *saved;
   else
@@ -323,7 +452,9 @@ void Emitter::emitWidened(const Stmt& s, int lanes) {
   auto saved = m_vars.find(s.var) != m_vars.end() ? std::optional<Binding>(m_vars[s.var]) : std::nullopt;
   m_vars[s.var] = lane;
   m_lanes = lanes;
+  std::string outerLoop = std::exchange(m_innermostLoop, s.var);
   emitStmt(s.body);
+  m_innermostLoop = outerLoop;
   m_lanes = 0;
   if (saved)
     m_vars[s.var] = *saved;

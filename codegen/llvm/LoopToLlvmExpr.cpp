@@ -201,6 +201,17 @@ void Emitter::emitStore(const Stmt& s) {
   llvm::Value* base = basePointer(buf);
   if (!base || !value)
     return;
+  // The update of a scalar sum or product over the loop it runs in may be reassociated, as
+  // `omp simd reduction` allows: that is what lets LLVM keep 8-lane partial sums (a strict
+  // in-order chain stays scalar). nsz too, which SLP's horizontal reductions need; only the
+  // sign of an exact zero sum can differ. Min/max updates are left in order (their NaN
+  // semantics are order-dependent).
+  if (m_lanes == 0 && isReductionUpdate(s, m_innermostLoop))
+    if (auto* op = llvm::dyn_cast<llvm::Instruction>(value);
+        op && (op->getOpcode() == llvm::Instruction::FAdd || op->getOpcode() == llvm::Instruction::FMul)) {
+      op->setHasAllowReassoc(true);
+      op->setHasNoSignedZeros(true);
+    }
   if (!s.comment.empty() && llvm::isa<llvm::Instruction>(value) && !value->hasName())
     value->setName(llvmSafeName(s.comment));
   llvm::Type* mt = memoryType(buf.dtype);
