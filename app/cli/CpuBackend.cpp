@@ -71,6 +71,8 @@ Status emitCode(const Graph& g, const CliOptions& o, std::ostream& out) {
   FB_ASSIGN_OR_RETURN(std::unique_ptr<Graph> bound, cg::bindStaticShapes(g, {}, co.dims));
   FB_ASSIGN_OR_RETURN(std::vector<cg::Kernel> kernels, cg::lowerGraph(*bound, co.lower));
   if (kind == "loops") {
+    // Pack as the backend will, so GEMM kernels also show the blocking they compile with.
+    FB_TRY(cg::prepareKernels(kernels, co.emit.useGemm));
     std::string text = cg::printKernels(kernels);
     if (!o.outputFile.empty())
       return writeText(o.outputFile, text);

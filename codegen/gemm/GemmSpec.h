@@ -30,6 +30,22 @@ struct EpilogueOp {
   int arg = -1;               ///< AddTensor/MulTensor: index into Kernel::args
 };
 
+/// The op's name as `--emit loops` prints it ("relu", "silu", "add" for AddTensor, ...).
+inline const char* epilogueOpName(EpilogueOp::Kind kind) {
+  switch (kind) {
+  case EpilogueOp::Kind::Relu: return "relu";
+  case EpilogueOp::Kind::Clip: return "clip";
+  case EpilogueOp::Kind::LeakyRelu: return "leaky_relu";
+  case EpilogueOp::Kind::Sigmoid: return "sigmoid";
+  case EpilogueOp::Kind::HardSigmoid: return "hard_sigmoid";
+  case EpilogueOp::Kind::HardSwish: return "hard_swish";
+  case EpilogueOp::Kind::Silu: return "silu";
+  case EpilogueOp::Kind::AddTensor: return "add";
+  case EpilogueOp::Kind::MulTensor: return "mul";
+  }
+  return "?";
+}
+
 /// Implicit-GEMM geometry of a 2-D convolution (NCHW input, OIHW weights, one image per
 /// batch step). For group g: C[co, p] = sum_{ci,kh,kw} W[co, ci, kh, kw] * X[ci, ih(p,kh), iw(p,kw)]
 /// with M = Cout/groups, N = Hout*Wout, K = Cin/groups * KH * KW.

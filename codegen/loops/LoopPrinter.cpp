@@ -1,6 +1,7 @@
 // Textbook pseudo-code for the kernel loop IR.
 #include "codegen/loops/LoopPrinter.h"
 #include "codegen/gemm/DepthwiseEmitter.h"
+#include "codegen/gemm/GemmEmitter.h"
 
 #include <cassert>
 #include <charconv>
@@ -359,9 +360,12 @@ std::string printKernel(const Kernel& k) {
          << g.conv->strideH << " groups " << g.conv->groups << ')';
     if (g.bias != GemmSpec::Bias::None)
       os << " +bias";
-    if (!g.epilogue.empty())
-      os << " +" << g.epilogue.size() << " epilogue op(s)";
+    for (const EpilogueOp& op : g.epilogue)
+      os << " +" << epilogueOpName(op.kind);
     os << '\n';
+    // Once the backend has packed the weights (--backend cpu), the blocking it compiles.
+    if (auto blocking = describeGemmBlocking(k); blocking.ok())
+      os << "  #   blocking: " << *blocking << '\n';
   }
   os << printStmt(k.body, 1);
   return os.str();
