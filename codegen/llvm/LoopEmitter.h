@@ -66,6 +66,8 @@ StmtPtr flattenReductionNest(const Stmt& outer);
 /// Whether `s` is a scalar float reduction update `acc[i] = acc[i] + x` (or `*`) whose indices
 /// do not use `loopVar`, the loop it runs in: x must not read the accumulator.
 bool isReductionUpdate(const Stmt& s, const std::string& loopVar);
+/// Whether `body` holds a reduction update over `loopVar` outside any inner loop.
+bool reducesDirectly(const StmtPtr& body, const std::string& loopVar);
 
 /// Emits one kernel (see emitLoopKernel for the scheme).
 class Emitter {

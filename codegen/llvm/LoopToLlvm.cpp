@@ -4,6 +4,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 
+#include <algorithm>
 #include <functional>
 #include <utility>
 
@@ -26,6 +27,9 @@ std::string llvmSafeName(const std::string& name) {
 }
 
 namespace loopemit {
+
+/// Reduction loops of 16 to this many iterations are kept from being fully unrolled.
+constexpr int64_t kMaxKeptReductionLoop = 128;
 
 void collectUses(const ExprPtr& e, Uses& u) {
   if (!e)
@@ -205,14 +209,14 @@ bool loadsBuffer(const ExprPtr& e, const std::string& buffer) {
 
 StmtPtr flattenReductionNest(const Stmt& outer) {
   const StmtPtr& inner = outer.body;
-  int64_t outerMin = -1, innerMin = -1, outerExtent = 0, innerExtent = 0;
+  int64_t outerMin = -1, innerMin = -1, outerExtent = 0, innerExtent = 0, total = 0;
   if (outer.kind != Stmt::Kind::For || outer.forKind != ForKind::Serial || !inner ||
       inner->kind != Stmt::Kind::For || inner->forKind != ForKind::Serial || !inner->body ||
       !outer.min || !outer.min->isIntConst(&outerMin) || outerMin != 0 || !inner->min ||
       !inner->min->isIntConst(&innerMin) || innerMin != 0 || !outer.extent ||
       !outer.extent->isIntConst(&outerExtent) || !inner->extent ||
       !inner->extent->isIntConst(&innerExtent) || outerExtent < 1 || innerExtent < 1 ||
-      __builtin_mul_overflow(outerExtent, innerExtent, &outerMin))
+      __builtin_mul_overflow(outerExtent, innerExtent, &total))
     return nullptr;
   bool reduces = false;
   forEachStmt(inner->body, [&](const Stmt& x) {
@@ -229,17 +233,35 @@ StmtPtr flattenReductionNest(const Stmt& outer) {
   check.stmt(inner->body);
   if (!check.ok)
     return nullptr;
-  // [.., 0, f, ..] addresses the element f * stride(inner) = outer * stride(outer) + inner * stride(inner).
-  return forLoop(inner->var, intImm(0), intImm(outerExtent * innerExtent), ForKind::Serial,
+  // [.., 0, f, ..] addresses f * stride(inner) = outer * stride(outer) + inner * stride(inner).
+  return forLoop(inner->var, intImm(0), intImm(total), ForKind::Serial,
                  substitute(inner->body, outer.var, intImm(0)), inner->comment);
+}
+
+bool reducesDirectly(const StmtPtr& body, const std::string& loopVar) {
+  if (!body)
+    return false;
+  switch (body->kind) {
+  case Stmt::Kind::Store: return isReductionUpdate(*body, loopVar);
+  case Stmt::Kind::Block:
+    return std::any_of(body->stmts.begin(), body->stmts.end(),
+                       [&](const StmtPtr& c) { return reducesDirectly(c, loopVar); });
+  case Stmt::Kind::Let:
+  case Stmt::Kind::Alloc: return reducesDirectly(body->body, loopVar);
+  case Stmt::Kind::If:
+    return reducesDirectly(body->thenBody, loopVar) || reducesDirectly(body->elseBody, loopVar);
+  case Stmt::Kind::For: return false; // the update belongs to the inner loop
+  }
+  return false;
 }
 
 bool isReductionUpdate(const Stmt& s, const std::string& loopVar) {
   if (s.kind != Stmt::Kind::Store || !s.buffer || !s.value || loopVar.empty())
     return false;
   const Expr& v = *s.value;
-  if (v.kind != Expr::Kind::Binary || (v.binaryOp != BinaryOp::Add && v.binaryOp != BinaryOp::Mul) ||
-      !v.type.isFloat() || !v.type.isScalar() || v.operands.size() != 2)
+  if (v.kind != Expr::Kind::Binary ||
+      (v.binaryOp != BinaryOp::Add && v.binaryOp != BinaryOp::Mul) || !v.type.isFloat() ||
+      !v.type.isScalar() || v.operands.size() != 2)
     return false;
   for (const ExprPtr& i : s.indices)
     if (usesVar(i, loopVar))
@@ -254,7 +276,8 @@ bool isReductionUpdate(const Stmt& s, const std::string& loopVar) {
     return true;
   };
   for (int a = 0; a < 2; ++a)
-    if (isAccumulator(v.operands[size_t(a)]) && !loadsBuffer(v.operands[size_t(1 - a)], s.buffer->name))
+    if (isAccumulator(v.operands[size_t(a)]) &&
+        !loadsBuffer(v.operands[size_t(1 - a)], s.buffer->name))
       return true;
   return false;
 }
@@ -388,6 +411,14 @@ void Emitter::emitFor(const Stmt& s) {
     md = loopMetadata({llvm::MDNode::get(m_ctx, enable), llvm::MDNode::get(m_ctx, width)});
   } else if (s.forKind == ForKind::Unrolled) {
     md = loopMetadata({llvm::MDNode::get(m_ctx, {llvm::MDString::get(m_ctx, "llvm.loop.unroll.full")})});
+  } else if (m_lanes == 0 && constExtent && extent >= 16 && extent <= kMaxKeptReductionLoop &&
+             reducesDirectly(s.body, s.var)) {
+    // A short reduction loop stays a loop for the vectorizer (whose cost model still decides):
+    // fully unrolled first (7x7 = 49 iterations), its chain would make LLVM vectorize the
+    // enclosing loop with gathers instead. Longer loops are never fully unrolled, and LLVM
+    // interleaves their vector sums 4 ways and unrolls them further when left alone.
+    llvm::Metadata* noUnroll = llvm::MDString::get(m_ctx, "llvm.loop.unroll.disable");
+    md = loopMetadata({llvm::MDNode::get(m_ctx, {noUnroll})});
   }
   llvm::Value* lo = emitExpr(s.min);
   llvm::Value* hi = m_b.CreateAdd(lo, emitExpr(s.extent), s.var + ".end", false, true);

@@ -208,7 +208,8 @@ void Emitter::emitStore(const Stmt& s) {
   // semantics are order-dependent).
   if (m_lanes == 0 && isReductionUpdate(s, m_innermostLoop))
     if (auto* op = llvm::dyn_cast<llvm::Instruction>(value);
-        op && (op->getOpcode() == llvm::Instruction::FAdd || op->getOpcode() == llvm::Instruction::FMul)) {
+        op && (op->getOpcode() == llvm::Instruction::FAdd ||
+               op->getOpcode() == llvm::Instruction::FMul)) {
       op->setHasAllowReassoc(true);
       op->setHasNoSignedZeros(true);
     }

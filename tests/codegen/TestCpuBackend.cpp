@@ -521,6 +521,73 @@ private Q_SLOTS:
     }
   }
 
+  /// Float sums over one or more axes (the loop-nest reductions the emitter lets LLVM
+  /// reassociate into vector partial sums, over contiguous axes as one loop) match the
+  /// interpreter: GlobalAveragePool on odd, long and 1x1 spatial sizes, ReduceSum / ReduceMean
+  /// over trailing, leading, middle and all-but-batch axes, Softmax, LayerNormalization, and
+  /// max reductions (kept in order) alongside.
+  void reductionsMatchInterpreter() {
+    const std::string graphs[] = {
+        R"(graph @g opset 17 {
+  input %x : f32[1, 5, 7, 7]
+  input %y : f32[2, 3, 13, 17]
+  input %z : f32[1, 4, 56, 56]
+  input %w : f32[2, 6, 1, 1]
+  %gx : f32[1, 5, 1, 1] = GlobalAveragePool(%x)
+  %gy : f32[2, 3, 1, 1] = GlobalAveragePool(%y)
+  %gz : f32[1, 4, 1, 1] = GlobalAveragePool(%z)
+  %gw : f32[2, 6, 1, 1] = GlobalAveragePool(%w)
+  %mz : f32[1, 4, 1, 1] = GlobalMaxPool(%z)
+  output %gx
+  output %gy
+  output %gz
+  output %gw
+  output %mz
+})",
+        R"(graph @g opset 17 {
+  input %x : f32[2, 3, 13, 17]
+  const %hw : i64[2] = dense<[2, 3]>
+  const %c : i64[1] = dense<[1]>
+  %s : f32[2, 3, 1, 1] = ReduceSum(%x, %hw) {keepdims = 1}
+  %sc : f32[2, 13, 17] = ReduceSum(%x, %c) {keepdims = 0}
+  %m : f32[2, 3, 13] = ReduceMean(%x) {axes = [-1], keepdims = 0}
+  %m0 : f32[3, 13, 17] = ReduceMean(%x) {axes = [0], keepdims = 0}
+  const %all : i64[3] = dense<[1, 2, 3]>
+  %sa : f32[2, 1, 1, 1] = ReduceSum(%x, %all) {keepdims = 1}
+  %mx : f32[2, 3, 1, 1] = ReduceMax(%x) {axes = [2, 3], keepdims = 1}
+  output %s
+  output %sc
+  output %m
+  output %m0
+  output %sa
+  output %mx
+})",
+        R"(graph @g opset 17 {
+  input %x : f32[3, 7, 61]
+  input %g : f32[61]
+  input %b : f32[61]
+  %sm : f32[3, 7, 61] = Softmax(%x) {axis = -1}
+  %s1 : f32[3, 7, 61] = Softmax(%x) {axis = 1}
+  %ln : f32[3, 7, 61] = LayerNormalization(%x, %g, %b) {axis = -1, epsilon = 1e-05}
+  output %sm
+  output %s1
+  output %ln
+})"};
+    for (const std::string& text : graphs) {
+      auto g = parseGraph(text, "<reductions>");
+      QVERIFY2(g.ok(), g.ok() ? "" : g.error().message().c_str());
+      QVERIFY(inferShapes(**g).ok());
+      for (auto [level, llvmLevel] : {std::pair<const char*, int>{"O0", 0}, {"O3", 3}})
+        for (int threads : {1, 2}) {
+          std::string r = compareWithInterpreter(**g, level, llvmLevel, threads);
+          QVERIFY2(r.empty(), qPrintable(QString("%1 threads %2: %3")
+                                             .arg(level)
+                                             .arg(threads)
+                                             .arg(QString::fromStdString(r))));
+        }
+    }
+  }
+
   /// --emit obj's path: all kernels in one module, an ELF object, and a header naming them.
   void emitsObjectAndHeader() {
     auto g = loadModel(std::string(FUSEBOX_SAMPLES_DIR) + "/mlp.onnx");
