@@ -169,4 +169,11 @@ Expected<StmtPtr> lowerPool(KernelBuilder& b, const Node& n, const BufferPtr& ou
 /// not fit the spec). `out` is the buffer the result is written to.
 std::optional<GemmSpec> gemmSpecFor(KernelBuilder& b, const Node& node, const BufferPtr& out);
 
+/// gemmSpecFor(anchor) with the elementwise chain from `from` (the anchor's output) to the
+/// kernel output `to` mapped onto the spec's bias and EpilogueOps (Relu, Clip, SiLU as
+/// Mul(x, Sigmoid(x)), residual Add/Mul, ...); none when any step of the chain does not map.
+std::optional<GemmSpec> gemmSpecWithEpilogue(KernelBuilder& b, const Node& anchor,
+                                             const Value* from, const Value* to,
+                                             const BufferPtr& out);
+
 } // namespace fb::cg::lower

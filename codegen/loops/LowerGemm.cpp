@@ -1,7 +1,10 @@
 // GEMM specs for MatMul, Gemm and Conv kernels: the operand strides, batch, bias and conv
-// geometry the micro-kernel generator compiles (codegen/gemm/GemmSpec.h).
+// geometry the micro-kernel generator compiles (codegen/gemm/GemmSpec.h), and the fused
+// elementwise chain after them mapped onto the spec's bias and epilogue ops.
 #include "codegen/loops/LowerContext.h"
 #include "core/ops/ConvGeometry.h"
+
+#include <limits>
 
 namespace fb::cg::lower {
 
@@ -174,6 +177,182 @@ std::optional<GemmSpec> gemmSpecFor(KernelBuilder& b, const Node& n, const Buffe
   if (const Tensor* t = b.constantOf(B))
     g.constantB = *t;
   return g;
+}
+
+namespace {
+
+/// The Mul of `Mul(v, Sigmoid(v))` when `v` has exactly those two uses (in either order of
+/// the Mul's operands), else null.
+const Node* siluMulOf(const Value* v) {
+  if (v->uses().size() != 2)
+    return nullptr;
+  for (int s = 0; s < 2; ++s) {
+    const Node* sig = v->uses()[size_t(s)].user;
+    const Node* mul = v->uses()[size_t(1 - s)].user;
+    if (sig->op() != OpKind::Sigmoid || mul->op() != OpKind::Mul || sig->numOutputs() != 1 ||
+        mul->numInputs() != 2 || sig->output(0)->uses().size() != 1 ||
+        sig->output(0)->uses()[0].user != mul)
+      continue;
+    const Value* a = mul->input(0);
+    const Value* b = mul->input(1);
+    if ((a == v && b == sig->output(0)) || (b == v && a == sig->output(0)))
+      return mul;
+  }
+  return nullptr;
+}
+
+/// The bias kind of an Add operand of sizes `os` on a GEMM output of sizes `out`.
+GemmSpec::Bias biasKind(const GemmSpec& spec, const std::vector<int64_t>& os,
+                        const std::vector<int64_t>& out) {
+  if (os.size() > out.size())
+    return GemmSpec::Bias::None;
+  // Which output dims the operand varies along (right-aligned broadcasting).
+  std::vector<bool> varies(out.size(), false);
+  int64_t n = 1;
+  for (size_t d = 0; d < os.size(); ++d) {
+    size_t od = out.size() - os.size() + d;
+    if (os[d] != 1 && os[d] != out[od])
+      return GemmSpec::Bias::None;
+    varies[od] = os[d] != 1;
+    n *= os[d];
+  }
+  if (spec.conv) {
+    // Output [B, C, H, W]: per channel is per row.
+    bool onlyC = out.size() == 4 && !varies[0] && !varies[2] && !varies[3];
+    if (onlyC && n == spec.conv->outChannels)
+      return GemmSpec::Bias::PerRow;
+    return GemmSpec::Bias::None;
+  }
+  size_t r = out.size();
+  bool batchFree = true;
+  for (size_t d = 0; d + 2 < r; ++d)
+    batchFree &= !varies[d];
+  if (!batchFree || r < 2) {
+    if (r == 1 && n == spec.N)
+      return GemmSpec::Bias::PerColumn;
+    return GemmSpec::Bias::None;
+  }
+  bool vRow = varies[r - 2], vCol = varies[r - 1];
+  // A folded batch (M covers several leading dims) only admits per-column bias.
+  bool foldedM = spec.M != out[r - 2];
+  if (!vRow && vCol && n == spec.N)
+    return GemmSpec::Bias::PerColumn;
+  if (vRow && !vCol && !foldedM && n == spec.M)
+    return GemmSpec::Bias::PerRow;
+  if (vRow && vCol && !foldedM && spec.batch == 1 && n == spec.M * spec.N)
+    return GemmSpec::Bias::Full;
+  if (!vRow && !vCol && n == 1)
+    return GemmSpec::Bias::None;
+  return GemmSpec::Bias::None;
+}
+
+} // namespace
+
+std::optional<GemmSpec> gemmSpecWithEpilogue(KernelBuilder& b, const Node& anchor,
+                                             const Value* from, const Value* y,
+                                             const BufferPtr& out) {
+  std::optional<GemmSpec> spec = gemmSpecFor(b, anchor, out);
+  if (!spec)
+    return std::nullopt;
+  const Value* cur = from;
+  std::vector<int64_t> outSizes = KernelBuilder::sizesOf(y);
+  while (cur != y) {
+    // x·Sigmoid(x) (SiLU, as exporters write it): the value feeds a Sigmoid and a Mul that
+    // also takes the Sigmoid's output.
+    if (const Node* silu = siluMulOf(cur)) {
+      spec->epilogue.push_back({EpilogueOp::Kind::Silu});
+      cur = silu->output(0);
+      continue;
+    }
+    if (cur->uses().size() != 1)
+      return std::nullopt;
+    const Node* u = cur->uses()[0].user;
+    if (u->numOutputs() != 1 && u->op() != OpKind::Dropout)
+      return std::nullopt;
+    const Value* other = nullptr;
+    for (const Value* in : u->inputs())
+      if (in && in != cur)
+        other = in;
+    EpilogueOp op{};
+    switch (u->op()) {
+    case OpKind::Identity:
+    case OpKind::Dropout:
+      break;
+    case OpKind::Relu:
+      spec->epilogue.push_back({EpilogueOp::Kind::Relu});
+      break;
+    case OpKind::Sigmoid:
+      spec->epilogue.push_back({EpilogueOp::Kind::Sigmoid});
+      break;
+    case OpKind::HardSwish:
+      spec->epilogue.push_back({EpilogueOp::Kind::HardSwish});
+      break;
+    case OpKind::LeakyRelu: {
+      op.kind = EpilogueOp::Kind::LeakyRelu;
+      auto alpha = u->attrs().getFloat("alpha", 0.01f);
+      if (!alpha.ok())
+        return std::nullopt;
+      op.alpha = *alpha;
+      spec->epilogue.push_back(op);
+      break;
+    }
+    case OpKind::HardSigmoid: {
+      op.kind = EpilogueOp::Kind::HardSigmoid;
+      auto alpha = u->attrs().getFloat("alpha", 0.2f);
+      auto beta = u->attrs().getFloat("beta", 0.5f);
+      if (!alpha.ok() || !beta.ok())
+        return std::nullopt;
+      op.alpha = *alpha;
+      op.beta = *beta;
+      spec->epilogue.push_back(op);
+      break;
+    }
+    case OpKind::Clip: {
+      op.kind = EpilogueOp::Kind::Clip;
+      op.lo = -std::numeric_limits<float>::infinity();
+      op.hi = std::numeric_limits<float>::infinity();
+      for (size_t i = 1; i < 3; ++i) {
+        const Value* bound = u->input(i);
+        if (!bound)
+          continue;
+        const Tensor* t = b.constantOf(bound);
+        if (!t || t->numElements() != 1 || t->dtype() != DType::F32)
+          return std::nullopt;
+        (i == 1 ? op.lo : op.hi) = float(t->getAsDouble(0));
+      }
+      spec->epilogue.push_back(op);
+      break;
+    }
+    case OpKind::Add:
+    case OpKind::Mul: {
+      if (!other || other->type().dtype != DType::F32)
+        return std::nullopt;
+      BufferPtr ob = b.directBuffer(other);
+      if (!ob)
+        return std::nullopt;
+      std::vector<int64_t> os = KernelBuilder::sizesOf(other);
+      if (u->op() == OpKind::Add && spec->bias == GemmSpec::Bias::None && spec->epilogue.empty()) {
+        GemmSpec::Bias kind = biasKind(*spec, os, outSizes);
+        if (kind != GemmSpec::Bias::None) {
+          spec->bias = kind;
+          spec->biasArg = b.argIndexOf(ob);
+          spec->beta = 1.0f;
+          break;
+        }
+      }
+      if (os != outSizes)
+        return std::nullopt;
+      op.kind = u->op() == OpKind::Add ? EpilogueOp::Kind::AddTensor : EpilogueOp::Kind::MulTensor;
+      op.arg = b.argIndexOf(ob);
+      spec->epilogue.push_back(op);
+      break;
+    }
+    default:
+      return std::nullopt;
+    }
+    cur = u->output(0);
+  }
+  return spec;
 }
 
 } // namespace fb::cg::lower
