@@ -152,10 +152,7 @@ public:
 
   /// `void <name>.items(ptr args, i64 begin, i64 end)`: work items [begin, end).
   Function* emitItems() {
-    Function* f = c.makeFunction("items", Type::getVoidTy(c.ctx), {c.ptr, c.i64, c.i64}, true);
-    f->getArg(0)->setName("args");
-    f->getArg(1)->setName("begin");
-    f->getArg(2)->setName("end");
+    Function* f = gemmir::makeItemsFunction(c, "items");
     Value* argv = f->getArg(0);
     IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
     m_zeroRow = nullptr;

@@ -148,16 +148,8 @@ Function* emitColumnMicroKernel(GemmIrContext& c, int columns) {
   if (s.bias == GemmSpec::Bias::PerRow)
     rowBias = b.CreateMaskedLoad(c.v8f32, floatGep(b, bias, mAbs), Align(4), rowMask, c.vf(0.0f),
                                  "bias.rows");
-  std::vector<Value*> residualBase(c.kernel.args.size(), nullptr);
-  for (const EpilogueOp& op : s.epilogue)
-    if ((op.kind == EpilogueOp::Kind::AddTensor || op.kind == EpilogueOp::Kind::MulTensor) &&
-        !residualBase[size_t(op.arg)])
-      residualBase[size_t(op.arg)] =
-          floatGep(b, loadArg(b, argv, op.arg, "residual"), cOff, "residual.tile");
+  std::vector<Value*> residualBase = residualTileBases(c, b, argv, cOff);
   for (int j = 0; j < columns; ++j) {
-    Value* x = acc[size_t(j)];
-    if (s.alpha != 1.0f)
-      x = b.CreateFMul(x, c.vf(s.alpha), "alpha");
     Value* bv = rowBias;
     if (s.bias == GemmSpec::Bias::PerColumn) {
       // Dead columns read column nAbs, which always exists.
@@ -171,14 +163,8 @@ Function* emitColumnMicroKernel(GemmIrContext& c, int columns) {
                                             b.CreateVectorSplat(8, c.c64(p.N))));
       bv = b.CreateMaskedGather(c.v8f32, ptrs, Align(4), masks[size_t(j)], c.vf(0.0f));
     }
-    if (bv) {
-      if (s.beta != 1.0f)
-        bv = b.CreateFMul(bv, c.vf(s.beta));
-      x = b.CreateFAdd(x, bv, "biased");
-    }
-    for (const EpilogueOp& op : s.epilogue)
-      x = applyEpilogueOp(c, b, op, x,
-                          [&](int arg) { return gather(residualBase[size_t(arg)], j); });
+    Value* x = finishAccumulator(c, b, acc[size_t(j)], bv,
+                                 [&](int arg) { return gather(residualBase[size_t(arg)], j); });
     scatter(x, cTile, j);
   }
   b.CreateRetVoid();

@@ -259,10 +259,7 @@ Function* emitPackB(GemmIrContext& c) {
 Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function* uk,
                     Function* ukRows, Function* ukRemainder) {
   const GemmPlan& p = c.plan;
-  Function* f = c.makeFunction("items", Type::getVoidTy(c.ctx), {c.ptr, c.i64, c.i64}, true);
-  f->getArg(0)->setName("args");
-  f->getArg(1)->setName("begin");
-  f->getArg(2)->setName("end");
+  Function* f = gemmir::makeItemsFunction(c, "items");
   Value* argv = f->getArg(0);
   IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
   Value* aLocal = packA ? b.CreateAlloca(c.f32, c.c64(p.mc * p.kc), "A.packed") : nullptr;
@@ -390,10 +387,7 @@ Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function
 /// in the pre-packed layout (slice × panels × K × nr), which the work items then read.
 Function* emitSharedPackItems(GemmIrContext& c, Function* packB) {
   const GemmPlan& p = c.plan;
-  Function* f = c.makeFunction("packItems", Type::getVoidTy(c.ctx), {c.ptr, c.i64, c.i64}, true);
-  f->getArg(0)->setName("args");
-  f->getArg(1)->setName("begin");
-  f->getArg(2)->setName("end");
+  Function* f = gemmir::makeItemsFunction(c, "packItems");
   Value* argv = f->getArg(0);
   IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
   Value* shared = loadArg(b, argv, p.sharedBArg, "B.shared");

@@ -81,6 +81,22 @@ llvm::Function* emitRunItems(GemmIrContext& c, llvm::IRBuilder<>& b, llvm::Value
                              llvm::Function* items, int64_t count, bool parallel,
                              const std::string& suffix);
 
+/// Creates `<kernel>.<suffix>`, `void(ptr args, i64 begin, i64 end)`: the body of a range of
+/// work items, with its arguments named.
+llvm::Function* makeItemsFunction(GemmIrContext& c, const std::string& suffix);
+
+/// Per kernel argument, the base of the C tile at `cOff` in each AddTensor/MulTensor operand of
+/// the spec's epilogue (null for the other arguments).
+std::vector<llvm::Value*> residualTileBases(GemmIrContext& c, llvm::IRBuilder<>& b,
+                                            llvm::Value* args, llvm::Value* cOff);
+
+/// The fused store's arithmetic on one accumulator vector: alpha, then `bias` (a vector, or
+/// null) times beta, then the spec's epilogue ops in order; `residual` loads an epilogue
+/// tensor operand at this vector's position.
+llvm::Value* finishAccumulator(GemmIrContext& c, llvm::IRBuilder<>& b, llvm::Value* x,
+                               llvm::Value* bias,
+                               llvm::function_ref<llvm::Value*(int arg)> residual);
+
 /// Creates `<kernel>.<suffix>` with the micro-kernel signature (see emitMicroKernel), its
 /// arguments named and the A/B panels marked noalias readonly.
 llvm::Function* makeMicroKernelFunction(GemmIrContext& c, const std::string& suffix);

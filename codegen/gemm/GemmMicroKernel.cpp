@@ -266,12 +266,7 @@ Function* emitMicroKernel(GemmIrContext& c, bool edge, int vectors) {
   // The fused store: alpha, bias, epilogue ops, in the order of the spec.
   b.SetInsertPoint(final);
   Value* bias = s.bias != GemmSpec::Bias::None ? loadArg(b, argv, s.biasArg, "bias") : nullptr;
-  std::vector<Value*> residualBase(c.kernel.args.size(), nullptr);
-  for (const EpilogueOp& op : s.epilogue)
-    if ((op.kind == EpilogueOp::Kind::AddTensor || op.kind == EpilogueOp::Kind::MulTensor) &&
-        !residualBase[op.arg])
-      residualBase[op.arg] =
-          floatGep(b, loadArg(b, argv, op.arg, "residual"), cOff, "residual.tile");
+  std::vector<Value*> residualBase = residualTileBases(c, b, argv, cOff);
   for (int i = 0; i < mr; ++i) {
     Value* rowBias = nullptr;
     if (s.bias == GemmSpec::Bias::PerRow) {
@@ -282,9 +277,6 @@ Function* emitMicroKernel(GemmIrContext& c, bool edge, int vectors) {
       rowBias = b.CreateVectorSplat(8, v);
     }
     for (int j = 0; j < nv; ++j) {
-      Value* x = acc[i * nv + j];
-      if (s.alpha != 1.0f)
-        x = b.CreateFMul(x, c.vf(s.alpha), "alpha");
       Value* bv = rowBias;
       if (s.bias == GemmSpec::Bias::PerColumn || s.bias == GemmSpec::Bias::Full) {
         Value* off = b.CreateAdd(nAbs, c.c64(8 * j));
@@ -295,14 +287,9 @@ Function* emitMicroKernel(GemmIrContext& c, bool edge, int vectors) {
                         b.CreateMaskedLoad(c.v8f32, at, Align(4), masks[i][j], c.vf(0.0f)))
                   : b.CreateAlignedLoad(c.v8f32, at, Align(4));
       }
-      if (bv) {
-        if (s.beta != 1.0f)
-          bv = b.CreateFMul(bv, c.vf(s.beta));
-        x = b.CreateFAdd(x, bv, "biased");
-      }
-      for (const EpilogueOp& op : s.epilogue)
-        x = applyEpilogueOp(c, b, op, x,
-                            [&](int arg) { return loadTile(residualBase[arg], i, j); });
+      Value* x = finishAccumulator(c, b, acc[i * nv + j], bv, [&](int arg) {
+        return loadTile(residualBase[size_t(arg)], i, j);
+      });
       storeTile(x, cTile, i, j);
     }
   }

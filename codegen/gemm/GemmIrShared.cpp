@@ -1,5 +1,5 @@
-// Running a generated kernel's work items on the thread pool (shared by the GEMM and
-// depthwise generators).
+// Pieces the GEMM and depthwise generators share: work-item functions and running them on the
+// thread pool, the micro-kernel signature, and the fused store's arithmetic.
 #include "codegen/gemm/GemmIrBuilder.h"
 
 namespace fb::cg::gemmir {
@@ -55,6 +55,39 @@ Function* emitRunItems(GemmIrContext& c, IRBuilder<>& b, Value* args, Function* 
   b.CreateStore(c.c64(0), b.CreateStructGEP(ctxTy, ctx, 1));
   b.CreateCall(parallelFor, {worker, ctx, c.c64(count)});
   return worker;
+}
+
+Function* makeItemsFunction(GemmIrContext& c, const std::string& suffix) {
+  Function* f = c.makeFunction(suffix, Type::getVoidTy(c.ctx), {c.ptr, c.i64, c.i64}, true);
+  f->getArg(0)->setName("args");
+  f->getArg(1)->setName("begin");
+  f->getArg(2)->setName("end");
+  return f;
+}
+
+std::vector<Value*> residualTileBases(GemmIrContext& c, IRBuilder<>& b, Value* args, Value* cOff) {
+  std::vector<Value*> bases(c.kernel.args.size(), nullptr);
+  for (const EpilogueOp& op : c.spec.epilogue)
+    if ((op.kind == EpilogueOp::Kind::AddTensor || op.kind == EpilogueOp::Kind::MulTensor) &&
+        !bases[size_t(op.arg)])
+      bases[size_t(op.arg)] =
+          floatGep(b, loadArg(b, args, op.arg, "residual"), cOff, "residual.tile");
+  return bases;
+}
+
+Value* finishAccumulator(GemmIrContext& c, IRBuilder<>& b, Value* x, Value* bias,
+                         function_ref<Value*(int arg)> residual) {
+  const GemmSpec& s = c.spec;
+  if (s.alpha != 1.0f)
+    x = b.CreateFMul(x, c.vf(s.alpha), "alpha");
+  if (bias) {
+    if (s.beta != 1.0f)
+      bias = b.CreateFMul(bias, c.vf(s.beta));
+    x = b.CreateFAdd(x, bias, "biased");
+  }
+  for (const EpilogueOp& op : s.epilogue)
+    x = applyEpilogueOp(c, b, op, x, residual);
+  return x;
 }
 
 Function* makeMicroKernelFunction(GemmIrContext& c, const std::string& suffix) {
