@@ -309,9 +309,9 @@ Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function
           Value* panel0 =
               b.CreateAdd(b.CreateMul(bSlice, c.c64(p.bPanels)), b.CreateUDiv(n0, c.c64(p.nr)));
           bBase = floatGep(b, bConst,
-                           b.CreateAdd(b.CreateMul(panel0, c.c64(p.bPanelFloats)),
+                           b.CreateAdd(b.CreateMul(panel0, c.c64(p.bPanelFloats())),
                                        b.CreateMul(pc, c.c64(p.nr))));
-          bPanelStride = c.c64(p.bPanelFloats);
+          bPanelStride = c.c64(p.bPanelFloats());
         }
         emitFor(b, mStart, mEnd, c.c64(p.mc), "ic", [&](Value* ic) {
           Value* mLen = emitMin(b, c.c64(p.mc), b.CreateSub(mEnd, ic));
@@ -408,9 +408,9 @@ Function* emitSharedPackItems(GemmIrContext& c, Function* packB) {
         b.CreateAdd(b.CreateMul(slice, c.c64(p.bPanels)), b.CreateUDiv(n0, c.c64(p.nr)));
     Value* dst = floatGep(
         b, shared,
-        b.CreateAdd(b.CreateMul(panel0, c.c64(p.bPanelFloats)), b.CreateMul(pc, c.c64(p.nr))),
+        b.CreateAdd(b.CreateMul(panel0, c.c64(p.bPanelFloats())), b.CreateMul(pc, c.c64(p.nr))),
         "dst");
-    b.CreateCall(packB, {argv, bi, g, n0, nLen, pc, kLen, dst, c.c64(p.bPanelFloats)});
+    b.CreateCall(packB, {argv, bi, g, n0, nLen, pc, kLen, dst, c.c64(p.bPanelFloats())});
   });
   b.CreateRetVoid();
   return f;

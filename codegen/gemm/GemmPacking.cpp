@@ -85,11 +85,11 @@ Status packConstantOperands(Kernel& kernel) {
     if (p.K > 0 && src.numElements() < extent)
       return makeError("kernel ", kernel.name, ": constant B has ", src.numElements(),
                        " elements, the GEMM strides need ", extent);
-    Tensor packed(DType::F32, {slices * p.bPanels * p.bPanelFloats});
+    Tensor packed(DType::F32, {slices * p.bPanels * p.bPanelFloats()});
     auto out = packed.mutableData<float>();
     int64_t at = 0;
     for (int64_t bs = 0; bs < slices; ++bs)
-      for (int64_t panel = 0; panel < p.bPanels; ++panel, at += p.bPanelFloats - p.K * p.nr)
+      for (int64_t panel = 0; panel < p.bPanels; ++panel)
         for (int64_t k = 0; k < p.K; ++k)
           for (int64_t j = 0; j < p.nr; ++j, ++at) {
             int64_t n = panel * p.nr + j;

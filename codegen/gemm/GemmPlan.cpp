@@ -199,7 +199,6 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
 
   p.aPanels = ceilDiv(p.M, p.mr);
   p.bPanels = ceilDiv(p.N, p.nr);
-  p.bPanelFloats = p.K * p.nr;
   if (s.constantA) {
     p.a.source = OperandSource::Packed;
     p.a.arg = s.packedAArg;

@@ -52,8 +52,6 @@ struct GemmPlan {
   int64_t aPanels = 0, bPanels = 0;
   /// How many distinct A / B slices a packed operand holds (1 when shared by all batches).
   int64_t aSlices = 1, bSlices = 1;
-  /// Floats from one pre-packed B panel to the next (K·nr).
-  int64_t bPanelFloats = 0;
   /// B is packed once per call into the Scratch argument `sharedBArg` (see above); `b` still
   /// describes where B is read from. Slices of the shared buffer are per batch·group.
   bool sharedB = false;
@@ -63,7 +61,9 @@ struct GemmPlan {
     return batch * groups * ((N + nc - 1) / nc) * std::max<int64_t>(1, (K + kc - 1) / kc);
   }
   /// Floats of the shared-B buffer.
-  int64_t sharedBFloats() const { return batch * groups * bPanels * bPanelFloats; }
+  int64_t sharedBFloats() const { return batch * groups * bPanels * bPanelFloats(); }
+  /// Floats from one pre-packed B panel to the next.
+  int64_t bPanelFloats() const { return K * nr; }
 
   int64_t items() const { return batch * groups * mParts * nParts; }
   double flops() const { return 2.0 * double(batch * groups) * double(M) * double(N) * double(K); }
