@@ -2,7 +2,7 @@
 // models, with the machine's measured peak FP32 FLOP/s and GEMM efficiency (bench/run.sh).
 #include "codegen/exec/CompiledModel.h"
 #include "codegen/gemm/GemmEmitter.h"
-#include "codegen/gemm/GemmHarness.h"
+#include "tests/support/GemmHarness.h"
 #include "codegen/runtime/RuntimeAbi.h"
 #include "core/ModelIO.h"
 #include "core/RandomInputs.h"

@@ -13,6 +13,9 @@ namespace fb {
 enum class ErrorKind : uint8_t {
   Invalid,     ///< the input is wrong (malformed file, shape mismatch, cycle, ...)
   Unsupported, ///< the input is valid but uses something Fusebox does not implement
+  /// The operation needs static shapes and the graph has symbolic dims (N): a front end says
+  /// how to bind them (fusebox-opt's --dim, the GUI's dims field).
+  SymbolicShape,
 };
 
 /// A user-facing error: one message that names what went wrong and where.

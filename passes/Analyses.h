@@ -1,6 +1,8 @@
 // Graph analyses as library functions: cost estimates and wavefront (parallel) levels.
 #pragma once
 
+#include "core/Cost.h"
+#include "core/Format.h"
 #include "core/Graph.h"
 
 #include <cstdint>
@@ -18,14 +20,13 @@ struct NodeEstimate {
   double intensity = 0; ///< flops / bytes, the roofline's x axis; 0 for a node that moves nothing
 };
 
-/// The estimated cost of a whole graph. Symbolic and unknown dims count as 1.
+/// The estimated cost of a whole graph: the graph's statistics (core's ModelStats, the same
+/// numbers --stats and the timeline show) broken down by node. Symbolic and unknown dims
+/// count as 1.
 struct GraphEstimate {
+  ModelStats totals;               ///< FLOPs and bytes summed over nodes, weights, peak memory
   std::vector<NodeEstimate> nodes; ///< one per top-level node, in execution order
-  double flops = 0;                ///< sum over nodes
-  double bytes = 0;                ///< sum over nodes
-  double intensity = 0;            ///< flops / bytes over the whole graph (0 when bytes is 0)
-  int64_t weightBytes = 0;         ///< bytes of all constants
-  int64_t peakActivationBytes = 0; ///< peak of live non-constant tensors in execution order
+  double intensity = 0;            ///< FLOPs / bytes over the whole graph (0 when bytes is 0)
   bool hasSymbolicDims = false;    ///< true when some value's size was a guess (dims as 1)
 };
 
@@ -57,9 +58,5 @@ struct ParallelLevels {
 /// Computes the wavefront level of every top-level node of a graph in a valid execution order.
 ParallelLevels computeParallelLevels(const Graph& graph);
 
-/// Formats a FLOP count for reports: "512 FLOP", "1.02 KFLOP", "3.64 GFLOP".
-std::string formatFlops(double flops);
-/// Formats a byte count for reports: "100 B", "1.5 KiB", "111.7 MiB".
-std::string formatBytes(double bytes);
 
 } // namespace fb

@@ -28,26 +28,6 @@ bool graphHasSymbolicDims(const Graph& graph) {
   return false;
 }
 
-/// Three significant digits with a decimal prefix, as roofline plots label their axes.
-std::string formatScaled(double x, const char* const* prefixes, size_t numPrefixes, double base,
-                         const char* unit, int fixedDigits) {
-  char buf[64];
-  if (std::fabs(x) < base) {
-    std::snprintf(buf, sizeof buf, "%.0f %s", x, unit);
-    return buf;
-  }
-  size_t p = 0;
-  while (p + 1 < numPrefixes && std::fabs(x) >= base) {
-    x /= base;
-    ++p;
-  }
-  if (fixedDigits >= 0)
-    std::snprintf(buf, sizeof buf, "%.*f %s%s", fixedDigits, x, prefixes[p], unit);
-  else
-    std::snprintf(buf, sizeof buf, "%.3g %s%s", x, prefixes[p], unit);
-  return buf;
-}
-
 std::string formatIntensity(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", x);
@@ -84,16 +64,16 @@ public:
 
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
     GraphEstimate e = estimateGraph(graph);
-    ctx.addStatistic("FLOPs", e.flops);
-    ctx.addStatistic("bytes moved", e.bytes);
+    ctx.addStatistic("FLOPs", e.totals.flops);
+    ctx.addStatistic("bytes moved", e.totals.bytesMoved);
     ctx.addStatistic("arithmetic intensity (FLOP/B)", e.intensity);
-    ctx.addStatistic("weight bytes", double(e.weightBytes));
-    ctx.addStatistic("peak activation bytes", double(e.peakActivationBytes));
+    ctx.addStatistic("weight bytes", double(e.totals.weightBytes));
+    ctx.addStatistic("peak activation bytes", double(e.totals.peakActivationBytes));
 
     std::ostringstream os;
-    os << formatFlops(e.flops) << ", " << formatBytes(e.bytes) << " moved, intensity "
-       << formatIntensity(e.intensity) << " FLOP/B; weights " << formatBytes(double(e.weightBytes))
-       << "; peak activations " << formatBytes(double(e.peakActivationBytes));
+    os << formatFlops(e.totals.flops) << ", " << formatBytes(e.totals.bytesMoved) << " moved, intensity "
+       << formatIntensity(e.intensity) << " FLOP/B; weights " << formatBytes(double(e.totals.weightBytes))
+       << "; peak activations " << formatBytes(double(e.totals.peakActivationBytes));
     std::vector<NodeEstimate> top = topNodesByFlops(e, 3);
     if (!top.empty() && top.front().flops > 0) {
       os << "; top:";
@@ -105,8 +85,8 @@ public:
         assert(node && "estimate names a node of this graph");
         os << (first ? " " : ", ") << "#" << n.id << " " << opName(node->op()) << " "
            << formatFlops(n.flops);
-        if (e.flops > 0)
-          os << " (" << int(std::lround(100.0 * n.flops / e.flops)) << "%)";
+        if (e.totals.flops > 0)
+          os << " (" << int(std::lround(100.0 * n.flops / e.totals.flops)) << "%)";
         first = false;
       }
     }
@@ -119,29 +99,15 @@ public:
 
 } // namespace
 
-std::string formatFlops(double flops) {
-  static const char* const prefixes[] = {"", "K", "M", "G", "T", "P"};
-  return formatScaled(flops, prefixes, 6, 1000.0, "FLOP", /*fixedDigits=*/-1);
-}
-
-std::string formatBytes(double bytes) {
-  static const char* const prefixes[] = {"", "Ki", "Mi", "Gi", "Ti"};
-  return formatScaled(bytes, prefixes, 5, 1024.0, "B", /*fixedDigits=*/1);
-}
-
 GraphEstimate estimateGraph(const Graph& graph) {
   GraphEstimate e;
+  e.totals = computeModelStats(graph);
   e.nodes.reserve(graph.numNodes());
   for (const auto& n : graph.nodes()) {
     OpCost c = nodeCost(*n);
     e.nodes.push_back({n->id(), c.flops, c.bytes, c.bytes > 0 ? c.flops / c.bytes : 0.0});
-    e.flops += c.flops;
-    e.bytes += c.bytes;
   }
-  e.intensity = e.bytes > 0 ? e.flops / e.bytes : 0.0;
-  for (const Value* c : graph.constants())
-    e.weightBytes += int64_t(c->constantData().byteSize());
-  e.peakActivationBytes = peakActivationBytes(graph);
+  e.intensity = e.totals.bytesMoved > 0 ? e.totals.flops / e.totals.bytesMoved : 0.0;
   e.hasSymbolicDims = graphHasSymbolicDims(graph);
   return e;
 }

@@ -56,8 +56,12 @@ public:
            "run at inference time on any hardware, and later passes see plain constants they "
            "can reason about. A size cap keeps folding from materializing huge tensors.";
   }
+  std::vector<PassOptionSpec> options() const override {
+    return {PassOptionSpec::integer("max-elements", int64_t(1) << 20, 0, int64_t(1) << 30,
+                                    "largest result (in elements) folded into a constant")};
+  }
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
-    FB_ASSIGN_OR_RETURN(int64_t cap, ctx.options().getInt("max-elements", int64_t(1) << 20));
+    FB_ASSIGN_OR_RETURN(int64_t cap, ctx.options().getInt("max-elements"));
     // Shape contents are what lets Shape->Gather->Concat chains fold; a parsed or edited graph
     // may not carry them yet.
     FB_TRY(inferShapes(graph));

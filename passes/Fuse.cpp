@@ -242,10 +242,12 @@ public:
            "'fused' node whose body still holds the original ops, so you can see exactly what "
            "was merged and how many bytes of intermediate tensors no longer travel to memory.";
   }
+  std::vector<PassOptionSpec> options() const override {
+    return {PassOptionSpec::integer("max-group-size", 16, 1, 100000,
+                                    "most ops one fused group may hold")};
+  }
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
-    FB_ASSIGN_OR_RETURN(int64_t limit, ctx.options().getInt("max-group-size", 16));
-    if (limit < 1)
-      return makeError("fuse: option max-group-size must be at least 1, got ", limit);
+    FB_ASSIGN_OR_RETURN(int64_t limit, ctx.options().getInt("max-group-size"));
     FusionOptions options;
     options.maxGroupSize = size_t(limit);
     FusionPlan plan = planFusion(graph, options);

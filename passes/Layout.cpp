@@ -512,11 +512,12 @@ public:
            "like stay NCHW and bound the regions. Options: to=nchw8c (default) or to=nhwc.";
   }
 
+  std::vector<PassOptionSpec> options() const override {
+    return {PassOptionSpec::oneOf("to", {"nchw8c", "nhwc"}, "nchw8c",
+                                  "the layout the convolution regions are rewritten to")};
+  }
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
-    for (const auto& [key, value] : ctx.options().values())
-      if (key != "to")
-        return makeError("unknown option '", key, "' (layout takes to=nchw8c|nhwc)");
-    const std::string toName = ctx.options().getString("to", "nchw8c");
+    FB_ASSIGN_OR_RETURN(const std::string toName, ctx.options().getString("to"));
     auto to = parseLayout(toName);
     if (!to.ok() || *to == DataLayout::NCHW)
       return makeError("option to expects nchw8c or nhwc, got '", toName, "'");

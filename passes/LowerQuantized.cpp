@@ -400,8 +400,6 @@ public:
   }
 
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
-    for (const auto& [key, value] : ctx.options().values())
-      return makeError("unknown option '", key, "' (lower-quantized takes no options)");
     std::vector<Node*> ops;
     for (const auto& n : graph.nodes())
       if (n->op() == OpKind::Conv || n->op() == OpKind::Gemm || n->op() == OpKind::MatMul)

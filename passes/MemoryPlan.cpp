@@ -86,8 +86,9 @@ Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& opt
       if (out->isGraphOutput())
         continue;
       if (!out->type().isStatic())
-        return makeError("plan-memory needs static shapes: value %", out->name(), " has type ",
-                         out->type().str(), " (bind symbolic dims first, e.g. --dim N=1)");
+        return Error("plan-memory needs static shapes: value %" + out->name() + " has type " +
+                         out->type().str(),
+                     ErrorKind::SymbolicShape);
       BufferAssignment b;
       b.value = out->name();
       b.size = alignUp(int64_t(typeBytes(out->type())), options.alignment);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/Graph.h"
+#include "passes/PassOption.h"
 
 #include <map>
 #include <memory>
@@ -20,6 +21,13 @@ public:
   Expected<int64_t> getInt(const std::string& key, int64_t dflt) const;
   Expected<double> getDouble(const std::string& key, double dflt) const;
   Expected<bool> getBool(const std::string& key, bool dflt) const;
+  /// The value of a declared option. The pass manager fills in every declared default before a
+  /// pass runs, so a pass reads its options without repeating the defaults; an option that is
+  /// neither given nor declared with a default is an error naming it.
+  Expected<std::string> getString(const std::string& key) const;
+  Expected<int64_t> getInt(const std::string& key) const;
+  Expected<double> getDouble(const std::string& key) const;
+  Expected<bool> getBool(const std::string& key) const;
   /// "{a=1,b=x}" or "" when empty.
   std::string str() const;
 
@@ -84,6 +92,9 @@ public:
   virtual bool runToFixedPoint() const { return false; }
   /// Analyses annotate but never change the structure.
   virtual bool isAnalysis() const { return false; }
+  /// The options the pass accepts, with types, defaults, ranges and help. The pipeline parser
+  /// rejects any other option, or a value outside what is declared, before a pass runs.
+  virtual std::vector<PassOptionSpec> options() const { return {}; }
 };
 
 } // namespace fb

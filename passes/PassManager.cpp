@@ -120,8 +120,11 @@ Expected<Snapshot> PassManager::applyPass(const Graph& current, Pass& pass,
                                           const PipelineStep& step) const {
   const std::string name = step.passName.empty() ? pass.name() : step.passName;
   // The pass works on a copy: on failure the copy is dropped and `current` stays as it was.
+  // Steps from parsePipeline are already checked; steps built in code are checked here, before
+  // the graph is copied.
+  FB_TRY(validateStep(step, pass));
   std::unique_ptr<Graph> work = current.clone();
-  PassContext ctx(step.options);
+  PassContext ctx(withDeclaredDefaults(pass.options(), step.options));
   PassRecord record;
   record.pass = name;
   record.step = step.passName.empty() ? name + step.options.str() : step.str();

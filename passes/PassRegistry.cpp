@@ -2,6 +2,7 @@
 #include "passes/PassRegistry.h"
 #include "passes/Passes.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -48,6 +49,31 @@ Expected<bool> PassOptions::getBool(const std::string& key, bool dflt) const {
   return makeError("option ", key, " expects true or false, got '", it->second, "'");
 }
 
+Expected<std::string> PassOptions::getString(const std::string& key) const {
+  auto it = m_values.find(key);
+  if (it == m_values.end())
+    return makeError("option ", key, " has no value and no declared default");
+  return it->second;
+}
+
+Expected<int64_t> PassOptions::getInt(const std::string& key) const {
+  if (!has(key))
+    return makeError("option ", key, " has no value and no declared default");
+  return getInt(key, 0);
+}
+
+Expected<double> PassOptions::getDouble(const std::string& key) const {
+  if (!has(key))
+    return makeError("option ", key, " has no value and no declared default");
+  return getDouble(key, 0);
+}
+
+Expected<bool> PassOptions::getBool(const std::string& key) const {
+  if (!has(key))
+    return makeError("option ", key, " has no value and no declared default");
+  return getBool(key, false);
+}
+
 std::string PassOptions::str() const {
   if (m_values.empty())
     return "";
@@ -90,9 +116,62 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b);
 }
 
+/// Edit distance, for "did you mean" on a misspelt option.
+size_t editDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
 } // namespace
 
 std::string PipelineStep::str() const { return passName + options.str(); }
+
+Status validateStep(const PipelineStep& step, const Pass& pass) {
+  const std::vector<PassOptionSpec> specs = pass.options();
+  const std::string name = step.passName.empty() ? pass.name() : step.passName;
+  for (const auto& [key, value] : step.options.values()) {
+    const PassOptionSpec* spec = nullptr;
+    for (const PassOptionSpec& s : specs)
+      if (s.name == key)
+        spec = &s;
+    if (!spec) {
+      if (specs.empty())
+        return makeError("pass '", name, "' takes no options, got '", key, "'");
+      std::string hint;
+      for (const PassOptionSpec& s : specs)
+        if (editDistance(s.name, key) <= 2)
+          hint = " (did you mean '" + s.name + "'?)";
+      std::string list = describePassOptions(specs);
+      list.pop_back(); // the last line's newline: the CLI adds its own
+      return makeError("pass '", name, "' has no option '", key, "'", hint, "; its options are:\n",
+                       list);
+    }
+    Status ok = spec->validate(value);
+    if (!ok.ok())
+      return makeError("pass '", name, "': ", ok.error().message());
+  }
+  return Status::success();
+}
+
+PassOptions withDeclaredDefaults(const std::vector<PassOptionSpec>& specs,
+                                 const PassOptions& given) {
+  PassOptions all = given;
+  for (const PassOptionSpec& s : specs)
+    if (!all.has(s.name) && !s.defaultValue.empty())
+      all.set(s.name, s.defaultValue);
+  return all;
+}
 
 Expected<std::vector<PipelineStep>> parsePipeline(const std::string& text) {
   std::vector<PipelineStep> steps;
@@ -152,6 +231,7 @@ Expected<std::vector<PipelineStep>> parsePipeline(const std::string& text) {
       auto pass = createPass(step.passName);
       if (!pass.ok())
         return pass.error();
+      FB_TRY(validateStep(step, **pass));
       steps.push_back(std::move(step));
     }
     skipSpace();

@@ -29,8 +29,16 @@ struct PipelineStep {
   std::string str() const;
 };
 
+/// Checks a step's options against its pass's declarations (Pass::options()): an undeclared
+/// option or a value the declaration does not accept is an error naming the pass, the option
+/// and everything the pass accepts.
+Status validateStep(const PipelineStep& step, const Pass& pass);
+/// `given` with every declared option that was not given set to its declared default.
+PassOptions withDeclaredDefaults(const std::vector<PassOptionSpec>& specs, const PassOptions& given);
+
 /// Parses "canonicalize,fold-constants,quantize{calibration=minmax,samples=8}". Every name must be
-/// a registered pass; errors name the step.
+/// a registered pass and every option declared by it with a value it accepts, so a pipeline is
+/// checked whole before anything runs; errors name the step.
 Expected<std::vector<PipelineStep>> parsePipeline(const std::string& text);
 /// The pipeline of a named level: "O0".."O3".
 Expected<std::vector<PipelineStep>> namedPipeline(const std::string& level);

@@ -44,8 +44,12 @@ public:
            "Fusion helps too: the tensors inside a fused group never reach memory at all.";
   }
   bool isAnalysis() const override { return true; }
+  std::vector<PassOptionSpec> options() const override {
+    return {PassOptionSpec::boolean("in-place", true,
+                                    "let an elementwise op write over an input that dies there")};
+  }
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
-    FB_ASSIGN_OR_RETURN(bool inPlace, ctx.options().getBool("in-place", true));
+    FB_ASSIGN_OR_RETURN(bool inPlace, ctx.options().getBool("in-place"));
     MemoryPlanOptions options;
     options.inPlace = inPlace;
     FB_ASSIGN_OR_RETURN(MemoryPlan plan, planMemory(graph, options));

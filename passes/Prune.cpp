@@ -1,6 +1,7 @@
 // prune: magnitude pruning of Conv/ConvTranspose/Gemm/MatMul weights, unstructured (zeroing the
 // smallest weights) or structured (removing whole Conv output channels).
 #include "core/Cost.h"
+#include "core/Format.h"
 #include "core/ShapeInference.h"
 #include "passes/OutputDeviation.h"
 #include "passes/Passes.h"
@@ -26,46 +27,34 @@ struct PruneOptions {
 };
 
 /// Reads and checks the options; errors name the option and the accepted values.
+/// The options prune declares; readOptions reads them after the pass manager has checked them
+/// and filled in the defaults.
+std::vector<PassOptionSpec> pruneOptionSpecs() {
+  return {
+      PassOptionSpec::number("sparsity", 0.5, 0.0, 1.0, "fraction of weights (or channels) removed"),
+      PassOptionSpec::boolean("structured", false, "remove whole Conv output channels"),
+      PassOptionSpec::oneOf("score", {"l1", "l2"}, "l1", "norm that ranks a channel's filter"),
+      PassOptionSpec::oneOf("scope", {"global", "layer"}, "global",
+                            "one threshold for the model, or one per layer"),
+      PassOptionSpec::integer("eval", 4, 0, 4096,
+                              "seeded inputs the output deviation is measured on (0: none)"),
+  };
+}
+
 Expected<PruneOptions> readOptions(const PassOptions& o) {
-  static const char* known[] = {"sparsity", "structured", "score", "scope", "eval"};
-  for (const auto& [key, value] : o.values())
-    if (std::find(std::begin(known), std::end(known), key) == std::end(known))
-      return makeError("unknown option '", key,
-                       "' (known: sparsity, structured, score, scope, eval)");
   PruneOptions p;
-  FB_ASSIGN_OR_RETURN(p.sparsity, o.getDouble("sparsity", 0.5));
-  if (!(p.sparsity >= 0.0 && p.sparsity <= 1.0))
-    return makeError("option 'sparsity' must be in [0, 1], got ", p.sparsity);
-  FB_ASSIGN_OR_RETURN(p.structured, o.getBool("structured", false));
-  const std::string score = o.getString("score", "l1");
-  if (score != "l1" && score != "l2")
-    return makeError("option 'score' must be l1 or l2, got '", score, "'");
+  FB_ASSIGN_OR_RETURN(p.sparsity, o.getDouble("sparsity"));
+  FB_ASSIGN_OR_RETURN(p.structured, o.getBool("structured"));
+  FB_ASSIGN_OR_RETURN(const std::string score, o.getString("score"));
   p.score = score == "l1" ? ChannelScore::L1 : ChannelScore::L2;
-  const std::string scope = o.getString("scope", "global");
-  if (scope != "global" && scope != "layer")
-    return makeError("option 'scope' must be global or layer, got '", scope, "'");
+  FB_ASSIGN_OR_RETURN(const std::string scope, o.getString("scope"));
   p.global = scope == "global";
-  FB_ASSIGN_OR_RETURN(p.eval, o.getInt("eval", 4));
-  if (p.eval < 0 || p.eval > 4096)
-    return makeError("option 'eval' must be in [0, 4096], got ", p.eval);
+  FB_ASSIGN_OR_RETURN(p.eval, o.getInt("eval"));
   return p;
 }
 
 /// "812", "74.2K", "116M", "1.5G": counts for the summary line.
-std::string humanCount(double x) {
-  const char* units[] = {"", "K", "M", "G", "T"};
-  int u = 0;
-  while (std::fabs(x) >= 1000.0 && u < 4) {
-    x /= 1000.0;
-    ++u;
-  }
-  char buf[32];
-  if (u == 0)
-    std::snprintf(buf, sizeof buf, "%.0f", x);
-  else
-    std::snprintf(buf, sizeof buf, std::fabs(x) < 100 ? "%.1f%s" : "%.0f%s", x, units[u]);
-  return buf;
-}
+std::string humanCount(double x) { return formatCount(x, Digits::decimalsBelow100(1)); }
 
 /// The distinct constant f32 weights of Conv, ConvTranspose, Gemm and MatMul (operand 1),
 /// in graph order. Biases (operand 2) are not weights here: they are few and matter a lot.
@@ -196,6 +185,7 @@ public:
            "flows fine-tune the network afterwards to win the accuracy back.";
   }
 
+  std::vector<PassOptionSpec> options() const override { return pruneOptionSpecs(); }
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
     FB_ASSIGN_OR_RETURN(PruneOptions opt, readOptions(ctx.options()));
     const ModelStats before = computeModelStats(graph);

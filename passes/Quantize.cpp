@@ -1,5 +1,6 @@
 // quantize: post-training int8 quantization of Conv, Gemm and MatMul into QDQ form
 // (QuantizeLinear/DequantizeLinear pairs), calibrated on the fp32 model and evaluated against it.
+#include "core/Format.h"
 #include "core/Interpreter.h"
 #include "core/RandomInputs.h"
 #include "core/ShapeInference.h"
@@ -11,6 +12,7 @@
 #include "passes/RewriteUtil.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -48,32 +50,39 @@ std::vector<std::string> splitList(const std::string& s) {
 }
 
 /// Reads and checks the options; errors name the option and the accepted values.
+/// The options quantize declares; readOptions reads them after the pass manager has checked
+/// them and filled in the defaults.
+std::vector<PassOptionSpec> quantizeOptionSpecs() {
+  return {
+      PassOptionSpec::oneOf("calibration", {"minmax", "percentile", "entropy"}, "percentile",
+                            "how an activation's range is chosen from its observed values"),
+      PassOptionSpec::number("percentile", 99.99, 50.0, 100.0,
+                             "the percentile calibration=percentile keeps", /*minExclusive=*/true),
+      PassOptionSpec::integer("samples", 16, 1, 4096, "seeded random calibration inputs"),
+      PassOptionSpec::integer("seed", 0, 0, INT64_MAX, "seed of the calibration inputs"),
+      PassOptionSpec::text("inputs", "calibration inputs: .npy files separated by ':' or ';'"),
+      PassOptionSpec::text("dir", "calibration inputs: every .npy file in this folder"),
+      PassOptionSpec::oneOf("mode", {"asymmetric", "symmetric"}, "asymmetric",
+                            "zero points free, or fixed at the middle of the range"),
+      PassOptionSpec::oneOf("dtype", {"int8", "uint8"}, "int8", "the quantized activation type"),
+      PassOptionSpec::boolean("per_channel", true, "one weight scale per output channel"),
+      PassOptionSpec::integer("eval", 8, 0, 4096,
+                              "seeded inputs the output deviation is measured on (0: none)"),
+  };
+}
+
 Expected<QuantizeOptions> readOptions(const PassOptions& o) {
-  static const char* known[] = {"calibration", "samples", "seed",       "inputs", "dir",
-                                "mode",        "dtype",   "per_channel", "percentile", "eval"};
-  for (const auto& [key, value] : o.values())
-    if (std::find(std::begin(known), std::end(known), key) == std::end(known))
-      return makeError("unknown option '", key,
-                       "' (known: calibration, samples, seed, inputs, dir, mode, dtype, "
-                       "per_channel, percentile, eval)");
   QuantizeOptions q;
-  const std::string method = o.getString("calibration", "percentile");
+  FB_ASSIGN_OR_RETURN(const std::string method, o.getString("calibration"));
   if (method == "minmax")
     q.calibration.method = CalibrationMethod::MinMax;
   else if (method == "percentile")
     q.calibration.method = CalibrationMethod::Percentile;
-  else if (method == "entropy")
-    q.calibration.method = CalibrationMethod::Entropy;
   else
-    return makeError("option 'calibration' must be minmax, percentile or entropy, got '", method,
-                     "'");
-  FB_ASSIGN_OR_RETURN(q.calibration.percentile, o.getDouble("percentile", 99.99));
-  if (!(q.calibration.percentile > 50.0 && q.calibration.percentile <= 100.0))
-    return makeError("option 'percentile' must be in (50, 100], got ", q.calibration.percentile);
-  FB_ASSIGN_OR_RETURN(q.inputs.samples, o.getInt("samples", 16));
-  if (q.inputs.samples < 1 || q.inputs.samples > 4096)
-    return makeError("option 'samples' must be in [1, 4096], got ", q.inputs.samples);
-  FB_ASSIGN_OR_RETURN(int64_t seed, o.getInt("seed", 0));
+    q.calibration.method = CalibrationMethod::Entropy;
+  FB_ASSIGN_OR_RETURN(q.calibration.percentile, o.getDouble("percentile"));
+  FB_ASSIGN_OR_RETURN(q.inputs.samples, o.getInt("samples"));
+  FB_ASSIGN_OR_RETURN(int64_t seed, o.getInt("seed"));
   q.inputs.seed = uint64_t(seed);
   if (o.has("inputs") && o.has("dir"))
     return makeError("options 'inputs' and 'dir' exclude each other");
@@ -85,18 +94,12 @@ Expected<QuantizeOptions> readOptions(const PassOptions& o) {
   if (o.has("dir")) {
     FB_ASSIGN_OR_RETURN(q.inputs.files, npyFilesIn(o.getString("dir", "")));
   }
-  const std::string mode = o.getString("mode", "asymmetric");
-  if (mode != "symmetric" && mode != "asymmetric")
-    return makeError("option 'mode' must be symmetric or asymmetric, got '", mode, "'");
+  FB_ASSIGN_OR_RETURN(const std::string mode, o.getString("mode"));
   q.scheme.symmetric = q.calibration.symmetric = mode == "symmetric";
-  const std::string dtype = o.getString("dtype", "int8");
-  if (dtype != "int8" && dtype != "uint8")
-    return makeError("option 'dtype' must be int8 or uint8, got '", dtype, "'");
+  FB_ASSIGN_OR_RETURN(const std::string dtype, o.getString("dtype"));
   q.scheme.dtype = dtype == "int8" ? DType::I8 : DType::U8;
-  FB_ASSIGN_OR_RETURN(q.perChannel, o.getBool("per_channel", true));
-  FB_ASSIGN_OR_RETURN(q.eval, o.getInt("eval", 8));
-  if (q.eval < 0 || q.eval > 4096)
-    return makeError("option 'eval' must be in [0, 4096], got ", q.eval);
+  FB_ASSIGN_OR_RETURN(q.perChannel, o.getBool("per_channel"));
+  FB_ASSIGN_OR_RETURN(q.eval, o.getInt("eval"));
   return q;
 }
 
@@ -250,17 +253,6 @@ int64_t constantBytes(const Graph& g) {
   return total;
 }
 
-/// "44.6 MiB", "812 KiB", "96 B".
-std::string humanBytes(double b) {
-  char buf[32];
-  if (b >= 1024.0 * 1024.0)
-    std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024.0));
-  else if (b >= 1024.0)
-    std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f B", b);
-  return buf;
-}
 
 /// Quantize, with options calibration, percentile, samples, seed, inputs|dir, mode, dtype,
 /// per_channel and eval:
@@ -308,6 +300,7 @@ public:
            "(asymmetric|symmetric), dtype (int8|uint8), per_channel, eval (docs/CLI.md).";
   }
 
+  std::vector<PassOptionSpec> options() const override { return quantizeOptionSpecs(); }
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
     FB_ASSIGN_OR_RETURN(QuantizeOptions opt, readOptions(ctx.options()));
     for (const auto& n : graph.nodes())
@@ -394,7 +387,7 @@ public:
                   candidates.size(), ops.c_str(), opt.perChannel ? "per-channel" : "per-tensor",
                   opt.scheme.symmetric ? "symmetric" : "asymmetric",
                   calibrationMethodName(opt.calibration.method), samples.size(),
-                  humanBytes(double(bytesBefore)).c_str(), humanBytes(double(bytesAfter)).c_str(),
+                  formatBytes(double(bytesBefore)).c_str(), formatBytes(double(bytesAfter)).c_str(),
                   bytesAfter ? double(bytesBefore) / double(bytesAfter) : 0.0);
     std::string summary = buf;
     if (opt.eval > 0) {

@@ -1,4 +1,5 @@
 // reassociate-matmul: reorders chains of MatMul by the matrix-chain dynamic programme to save FLOPs.
+#include "core/Format.h"
 #include "core/ShapeInference.h"
 #include "passes/Passes.h"
 #include "passes/RewriteUtil.h"
@@ -122,18 +123,6 @@ ChainOrder optimalOrder(const Chain& chain) {
   return o;
 }
 
-/// "1.5 MFLOP" and the like, for the summary.
-std::string formatFlops(double flops) {
-  const char* units[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP"};
-  size_t u = 0;
-  while (flops >= 1000 && u + 1 < std::size(units)) {
-    flops /= 1000;
-    ++u;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g %s", flops, units[u]);
-  return buf;
-}
 
 /// Reassociate-matmul:
 ///   1. walk MatMuls from last to first; each one not yet claimed roots a chain, grown by

@@ -161,6 +161,8 @@ Expected<CliOptions> parseCliOptions(int argc, char** argv) {
       FB_TRY(str(o.emit));
     } else if (a == "--target") {
       FB_TRY(str(o.target));
+    } else if (a == "--cpu") {
+      FB_TRY(str(o.cpu));
     } else if (a == "--bisect") {
       o.bisect = true;
     } else if (a == "--reduce") {
@@ -190,7 +192,7 @@ std::string cliUsage() {
 Pipeline
   -p, --passes LIST        comma-separated pass names, applied in order
   -O0 | -O1 | -O2 | -O3    named pipelines (documented by --list-passes)
-  --list-passes            every pass: name and one-line description
+  --list-passes            every pass: name, one-line description and declared options
   --pass-limit N           stop after N pass applications
   --print-ir               print the resulting IR as text (the default output)
   --print-after-all        print the IR after every pass
@@ -227,9 +229,10 @@ Running
   --no-gemm                cpu: compile MatMul/Gemm/Conv from loop nests, not the GEMM generator
 
 Code
-  --emit KIND              loops | llvm | llvm-raw | ptx | obj ; print (or with -o write)
-                           the generated code; obj writes -o FILE.o and FILE.h
+  --emit KIND              loops | llvm | llvm-raw | asm | ptx | obj ; print (or with -o
+                           write) the generated code; obj writes -o FILE.o and FILE.h
   --target T               host (default) | sm_80 | sm_90 | ...
+  --cpu NAME               cpu: compile for another x86-64 CPU (znver2, haswell, ...)
 
 Debugging
   --bisect, --reduce FILE.fbir, --replay FILE.fbir, --inject-fault NAME, --list-faults, --fuzz N

@@ -64,6 +64,8 @@ struct CliOptions {
   // Code and debugging (later issues).
   std::string emit;
   std::string target = "host";
+  /// --cpu NAME: compile for another x86-64 CPU (znver2, haswell, ...).
+  std::string cpu;
   bool bisect = false;
   std::string reduce;
   std::string replay;

@@ -1,32 +1,29 @@
-// The fusebox-opt driver: load, run the pipeline, report, run, write.
+// The fusebox-opt driver: a thin front end over the workbench. Flags become typed values
+// (CliSettings.h), the Session loads the model and runs the pipeline, the workbench's
+// operations run, compare, emit and measure, and this file prints what they return.
 #include "app/cli/OptDriver.h"
-#include "app/cli/CpuBackend.h"
+#include "app/cli/CliSettings.h"
 #include "app/cli/MemoryReports.h"
 #include "app/cli/PipelineReports.h"
 #include "app/cli/Reports.h"
-#include "core/Cost.h"
+#include "app/workbench/Compare.h"
+#include "app/workbench/Emit.h"
+#include "app/workbench/Inputs.h"
+#include "app/workbench/Run.h"
+#include "app/workbench/Session.h"
+#include "codegen/llvm/ObjectEmitter.h"
+#include "core/Graph.h"
 #include "core/GraphDiff.h"
-#include "core/Interpreter.h"
 #include "core/ModelIO.h"
 #include "core/Npy.h"
-#include "core/RandomInputs.h"
-#include "core/onnx/OnnxImport.h"
 #include "core/text/IrPrinter.h"
-#include "core/ShapeInference.h"
-#include "passes/PassManager.h"
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 
 namespace fb::cli {
 
 namespace {
-
-bool endsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 /// Options of later issues that this build does not carry out yet.
 std::vector<std::string> unavailableOptions(const CliOptions& o) {
@@ -46,29 +43,6 @@ std::vector<std::string> unavailableOptions(const CliOptions& o) {
   return names;
 }
 
-Expected<Tensor> readInputFile(const std::string& path) {
-  if (endsWith(path, ".npy"))
-    return readNpy(path);
-  if (endsWith(path, ".pb"))
-    return readOnnxTensorFile(path);
-  return makeError(path, ": unknown input format (expected .npy or .pb)");
-}
-
-Expected<std::vector<Tensor>> gatherInputs(const Graph& g, const CliOptions& o) {
-  if (!o.inputs.empty()) {
-    if (o.inputs.size() != g.inputs().size())
-      return makeError("--inputs gives ", o.inputs.size(), " files but the model takes ",
-                       g.inputs().size(), " inputs");
-    std::vector<Tensor> ins;
-    for (const std::string& path : o.inputs) {
-      FB_ASSIGN_OR_RETURN(Tensor t, readInputFile(path));
-      ins.push_back(std::move(t));
-    }
-    return ins;
-  }
-  return makeRandomInputs(g, o.seed.value_or(0), o.dims);
-}
-
 std::string sanitizeFileName(const std::string& name) {
   std::string s;
   for (char c : name)
@@ -76,63 +50,23 @@ std::string sanitizeFileName(const std::string& name) {
   return s.empty() ? "output" : s;
 }
 
-Expected<std::vector<PipelineStep>> buildPipeline(const CliOptions& o) {
-  std::vector<PipelineStep> steps;
-  if (!o.optLevel.empty()) {
-    FB_ASSIGN_OR_RETURN(steps, namedPipeline(o.optLevel));
-  }
-  for (const std::string& p : o.passes) {
-    FB_ASSIGN_OR_RETURN(std::vector<PipelineStep> more, parsePipeline(p));
-    steps.insert(steps.end(), more.begin(), more.end());
-  }
-  return steps;
+Status writeText(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f)
+    return makeError(path, ": cannot open for writing");
+  f << text;
+  if (!f)
+    return makeError(path, ": write failed");
+  return Status::success();
 }
 
-Expected<std::pair<size_t, size_t>> parseDiffIndices(const std::string& spec, size_t count) {
-  size_t comma = spec.find(',');
-  if (comma == std::string::npos)
-    return makeError("--diff expects I,J (snapshot indices), got '", spec, "'");
-  char* end = nullptr;
-  std::string a = spec.substr(0, comma), b = spec.substr(comma + 1);
-  long i = std::strtol(a.c_str(), &end, 10);
-  bool okA = !a.empty() && *end == '\0';
-  long j = std::strtol(b.c_str(), &end, 10);
-  bool okB = !b.empty() && *end == '\0';
-  if (!okA || !okB || i < 0 || j < 0)
-    return makeError("--diff expects I,J (snapshot indices), got '", spec, "'");
-  if (size_t(i) >= count || size_t(j) >= count)
-    return makeError("--diff ", spec, ": this pipeline has snapshots 0..", count - 1);
-  return std::make_pair(size_t(i), size_t(j));
-}
-
-Expected<std::optional<Tolerance>> parseTolerance(const std::string& spec) {
-  if (spec.empty())
-    return std::optional<Tolerance>();
-  Tolerance t;
-  size_t comma = spec.find(',');
-  char* end = nullptr;
-  std::string a = spec.substr(0, comma);
-  t.atol = std::strtod(a.c_str(), &end);
-  if (a.empty() || *end != '\0' || t.atol < 0)
-    return makeError("--tolerance expects A[,R] with non-negative numbers, got '", spec, "'");
-  t.rtol = 0;
-  if (comma != std::string::npos) {
-    std::string r = spec.substr(comma + 1);
-    t.rtol = std::strtod(r.c_str(), &end);
-    if (r.empty() || *end != '\0' || t.rtol < 0)
-      return makeError("--tolerance expects A[,R] with non-negative numbers, got '", spec, "'");
-  }
-  return std::optional<Tolerance>(t);
-}
-
-/// Runs a graph on the interpreter and times it.
-Expected<std::pair<std::vector<Tensor>, double>> runInterp(const Graph& g,
-                                                          const std::vector<Tensor>& inputs) {
-  auto start = std::chrono::steady_clock::now();
-  FB_ASSIGN_OR_RETURN(InterpretResult r, interpret(g, inputs));
-  double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  return std::make_pair(std::move(r.outputs), ms);
+/// " (bind symbolic dims first, e.g. --dim N=1)": how to bind the first symbolic input dim.
+std::string dimHint(const Graph& g) {
+  for (const Value* in : g.inputs())
+    for (const Dim& d : in->type().dims)
+      if (!d.isStatic())
+        return " (bind symbolic dims first, e.g. --dim " + d.str() + "=1)";
+  return " (bind symbolic dims first with --dim NAME=SIZE)";
 }
 
 class Driver {
@@ -164,41 +98,41 @@ public:
       m_err << "error: no model given (usage: fusebox-opt MODEL [options]; see --help)\n";
       return 2;
     }
-    if (m_o.backend != "interp" && m_o.backend != "cpu") {
-      m_err << "error: backend '" << m_o.backend
-            << "' is not available in this build (use interp or cpu)\n";
-      return 2;
-    }
-    if (!m_o.profile.empty() && m_o.backend != "cpu") {
-      m_err << "error: --profile needs --backend cpu\n";
-      return 2;
-    }
-    auto steps = buildPipeline(m_o);
+    // Every flag is parsed and checked before the model is read.
+    auto settings = runSettingsFrom(m_o);
+    if (!settings.ok())
+      return fail(settings.error(), 2);
+    m_settings = std::move(settings).value();
+    auto steps = pipelineFrom(m_o);
     if (!steps.ok())
       return fail(steps.error(), 2);
-    auto tolerance = parseTolerance(m_o.tolerance);
+    auto tolerance = toleranceFrom(m_o);
     if (!tolerance.ok())
       return fail(tolerance.error(), 2);
+    m_tolerance = *tolerance;
 
-    auto loaded = loadModel(m_o.model);
+    Status loaded = m_session.load(m_o.model);
     if (!loaded.ok())
       return fail(loaded.error());
     // --dim N=4 binds symbolic input dims before the pipeline, so passes that need static shapes
     // (plan-memory, the cpu backend) run on a dynamic-batch model.
-    if (!m_o.dims.empty()) {
-      Status bound = specializeDims(**loaded, m_o.dims);
-      if (!bound.ok())
-        return fail(bound.error());
+    Status bound = m_session.bindDims(m_o.dims);
+    if (!bound.ok())
+      return fail(bound.error());
+    m_session.setPipelineSteps(std::move(steps).value());
+    configurePassManager(m_session.passManagerOptions());
+    Status ran = m_session.runPipeline();
+    if (!ran.ok()) {
+      Error e = ran.error();
+      std::string message = e.message();
+      if (e.kind() == ErrorKind::SymbolicShape)
+        message += dimHint(*m_session.graph(0));
+      if (!m_session.reproducerPath().empty())
+        message += " (reproducer written to " + m_session.reproducerPath() + ")";
+      return fail(Error(message, e.kind()));
     }
-
-    PipelineResult pipeline = runPipeline(std::move(loaded).value(), *steps);
-    if (pipeline.error) {
-      std::string msg = pipeline.error->message();
-      if (!pipeline.reproducerPath.empty())
-        msg += " (reproducer written to " + pipeline.reproducerPath + ")";
-      return fail(Error(msg));
-    }
-    const Graph& result = pipeline.finalGraph();
+    const std::vector<Snapshot>& snapshots = m_session.snapshots();
+    const Graph& result = *snapshots.back().graph;
 
     JsonWriter json;
     json.beginObject();
@@ -206,7 +140,7 @@ public:
     int exitCode = 0;
 
     if (m_o.stats) {
-      const ModelStats& s = snapshotStats(pipeline.snapshots.back());
+      const ModelStats& s = m_session.summary(snapshots.size() - 1).stats;
       if (m_o.json)
         writeStatsJson(json, s);
       else
@@ -214,7 +148,7 @@ public:
       reported = true;
     }
     if (m_o.memoryPlan) {
-      const MemoryPlan& plan = snapshotMemoryPlan(pipeline.snapshots.back());
+      const MemoryPlan& plan = snapshotMemoryPlan(snapshots.back());
       if (!plan.error.empty())
         return fail(Error(plan.error));
       if (m_o.json)
@@ -225,17 +159,17 @@ public:
     }
     if (m_o.timing) {
       if (m_o.json)
-        writeTimingJson(json, pipeline.snapshots);
+        writeTimingJson(json, snapshots);
       else
-        m_err << timingText(pipeline.snapshots);
+        m_err << timingText(snapshots);
     }
     if (!m_o.diff.empty()) {
-      auto ij = parseDiffIndices(m_o.diff, pipeline.snapshots.size());
+      auto ij = snapshotPairFrom("--diff", m_o.diff, snapshots.size());
       if (!ij.ok())
         return fail(ij.error(), 2);
-      const Graph& a = *pipeline.snapshots[ij->first].graph;
-      const Graph& b = *pipeline.snapshots[ij->second].graph;
-      GraphDiff d = diffGraphs(a, b);
+      const Graph& a = *snapshots[ij->first].graph;
+      const Graph& b = *snapshots[ij->second].graph;
+      GraphDiff d = m_session.structuralDiff(ij->first, ij->second);
       if (m_o.json)
         writeDiffJson(json, a, b, d);
       else
@@ -243,16 +177,15 @@ public:
       reported = true;
     }
     if (!m_o.numericDiff.empty()) {
-      auto ij = parseDiffIndices(m_o.numericDiff, pipeline.snapshots.size());
+      auto ij = snapshotPairFrom("--numeric-diff", m_o.numericDiff, snapshots.size());
       if (!ij.ok())
         return fail(ij.error(), 2);
-      const Graph& a = *pipeline.snapshots[ij->first].graph;
-      const Graph& b = *pipeline.snapshots[ij->second].graph;
-      auto inputs = gatherInputs(a, m_o);
+      const Graph& a = *snapshots[ij->first].graph;
+      const Graph& b = *snapshots[ij->second].graph;
+      auto inputs = inputsFor(a);
       if (!inputs.ok())
         return fail(inputs.error());
-      Tolerance tol = tolerance->value_or(defaultTolerance(DType::F32));
-      auto nd = numericDiff(a, b, *inputs, tol.atol, tol.rtol);
+      auto nd = workbench::numericDiffGraphs(a, b, *inputs, m_tolerance);
       if (!nd.ok())
         return fail(nd.error());
       if (m_o.json)
@@ -264,51 +197,14 @@ public:
       reported = true;
     }
     if (m_o.run || m_o.compare || m_o.bench || !m_o.profile.empty()) {
-      auto inputs = gatherInputs(result, m_o);
-      if (!inputs.ok())
-        return fail(inputs.error());
-      auto got = runBackend(result, *inputs, json);
-      if (!got.ok())
-        return fail(got.error());
-      if (m_o.compare) {
-        auto ref = runInterp(*pipeline.snapshots.front().graph, *inputs);
-        if (!ref.ok())
-          return fail(ref.error());
-        std::vector<OutputComparison> cmp;
-        bool ok = true;
-        for (size_t i = 0; i < result.outputs().size(); ++i) {
-          const Tensor& r = ref->first[i];
-          Tolerance tol = tolerance->value_or(defaultTolerance(r.dtype()));
-          cmp.push_back({result.outputs()[i]->name(), compareTensors(r, got->first[i], tol)});
-          ok = ok && cmp.back().result.ok;
-        }
-        if (m_o.json)
-          writeCompareJson(json, m_o.backend, cmp, ok);
-        else
-          m_out << compareText(m_o.backend, cmp, ok);
-        if (!ok)
-          exitCode = 1;
-      } else if (m_o.run) {
-        auto outputs = writeOutputs(result, got->first);
-        if (!outputs.ok())
-          return fail(outputs.error());
-        if (m_o.json)
-          writeRunJson(json, m_o.backend, *outputs, got->second);
-        else
-          m_out << runText(m_o.backend, *outputs, got->second);
-      }
-      if (m_bench) {
-        if (m_o.json)
-          writeBenchJson(json, m_o.backend, *m_bench, !m_o.compare && !m_o.run);
-        else
-          m_out << benchText(m_o.backend, *m_bench);
-      }
-      if (!m_profileTable.empty() && !m_o.json)
-        m_out << m_profileTable;
+      auto code = runAndReport(result, json);
+      if (!code.ok())
+        return fail(code.error());
+      exitCode = std::max(exitCode, *code);
       reported = true;
     }
     if (!m_o.emit.empty()) {
-      Status st = emitCode(result, m_o, m_out);
+      Status st = emit(result);
       if (!st.ok())
         return fail(st.error(), st.error().isUnsupported() ? 2 : 1);
       reported = true;
@@ -333,91 +229,7 @@ private:
     return code;
   }
 
-  /// Runs the resulting graph once on --backend (the outputs and that run's wall time); with
-  /// --bench also times N runs after warm-up, and with --profile profiles them (or one run)
-  /// and writes the trace. Reports of bench and profile are left in m_bench / m_profileTable.
-  Expected<std::pair<std::vector<Tensor>, double>> runBackend(const Graph& g,
-                                                             const std::vector<Tensor>& inputs,
-                                                             JsonWriter& json) {
-    using Clock = std::chrono::steady_clock;
-    auto ms = [](Clock::time_point a, Clock::time_point b) {
-      return std::chrono::duration<double, std::milli>(b - a).count();
-    };
-    int64_t benchRuns = m_o.bench.value_or(0);
-    if (benchRuns < 0)
-      return makeError("--bench expects a non-negative number of runs");
-    if (m_o.backend == "interp") {
-      FB_ASSIGN_OR_RETURN(auto first, runInterp(g, inputs));
-      if (benchRuns > 0) {
-        std::vector<double> times;
-        for (int64_t r = 0; r < benchRuns; ++r) {
-          FB_ASSIGN_OR_RETURN(auto again, runInterp(g, inputs));
-          times.push_back(again.second);
-        }
-        m_bench = benchStats(times, 0, 1);
-      }
-      return first;
-    }
-    auto c0 = Clock::now();
-    FB_ASSIGN_OR_RETURN(std::unique_ptr<cg::CompiledModel> model, compileForCpu(g, m_o, inputs));
-    double compileMs = ms(c0, Clock::now());
-    if (m_o.timing)
-      m_err << compileSummary(model->stats());
-    auto r0 = Clock::now();
-    FB_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, model->run(inputs));
-    double firstMs = ms(r0, Clock::now());
-    bool profiling = !m_o.profile.empty();
-    cg::Profile profile = model->newProfile();
-    if (benchRuns > 0) {
-      for (int w = 0; w < 3; ++w) { // warm-up: caches, page faults, worker threads
-        auto warm = model->run(inputs);
-        if (!warm.ok())
-          return warm.error();
-      }
-      std::vector<double> times;
-      for (int64_t r = 0; r < benchRuns; ++r) {
-        auto t0 = Clock::now();
-        FB_ASSIGN_OR_RETURN(auto out, model->run(inputs, profiling ? &profile : nullptr));
-        times.push_back(ms(t0, Clock::now()));
-      }
-      m_bench = benchStats(times, compileMs, fb_get_num_threads());
-    } else if (profiling) {
-      FB_ASSIGN_OR_RETURN(auto out, model->run(inputs, &profile));
-    }
-    if (profiling) {
-      std::ofstream f(m_o.profile, std::ios::binary);
-      f << profile.chromeTraceJson() << "\n";
-      if (!f)
-        return makeError(m_o.profile, ": cannot write the profile");
-      if (m_o.json) {
-        json.key("profile");
-        json.beginObject();
-        json.field("file", m_o.profile);
-        json.key("kernels");
-        json.beginArray();
-        for (size_t k = 0; k < profile.kernels.size(); ++k) {
-          const cg::KernelProfileInfo& info = profile.kernels[k];
-          double us = profile.meanUs(int(k));
-          json.beginObject();
-          json.field("kernel", info.name);
-          json.field("op", info.op);
-          json.field("generator", info.generator);
-          json.field("ms", us / 1000.0);
-          json.field("gflops_per_s", us > 0 ? info.flops / us * 1e-3 : 0.0);
-          json.field("gb_per_s", us > 0 ? info.bytes / us * 1e-3 : 0.0);
-          json.endObject();
-        }
-        json.endArray();
-        json.endObject();
-      } else {
-        m_profileTable = profile.tableText() + "profile written to " + m_o.profile + "\n";
-      }
-    }
-    return std::make_pair(std::move(outputs), firstMs);
-  }
-
-  PipelineResult runPipeline(std::unique_ptr<Graph> graph, const std::vector<PipelineStep>& steps) {
-    PassManagerOptions pm;
+  void configurePassManager(PassManagerOptions& pm) {
     pm.passLimit = m_o.passLimit;
     pm.disabled.insert(m_o.disabledPasses.begin(), m_o.disabledPasses.end());
     pm.numericCheck = m_o.numericCheck;
@@ -434,7 +246,81 @@ private:
         m_out << printGraph(*s.graph) << "\n";
       };
     }
-    return PassManager(pm).run(std::move(graph), steps);
+  }
+
+  Expected<std::vector<Tensor>> inputsFor(const Graph& g) {
+    auto inputs = workbench::gatherInputs(g, m_o.inputs, m_o.seed.value_or(0), m_o.dims);
+    if (!inputs.ok() && !m_o.inputs.empty())
+      return inputs.error().withContext("--inputs");
+    return inputs;
+  }
+
+  /// --run, --compare, --bench and --profile: runs the resulting graph on --backend through
+  /// the workbench and prints what it measured. Returns the exit code (1: a comparison failed).
+  Expected<int> runAndReport(const Graph& result, JsonWriter& json) {
+    const std::string backend = m_o.backend;
+    FB_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, inputsFor(result));
+    FB_ASSIGN_OR_RETURN(workbench::RunResult run, workbench::runGraph(result, inputs, m_settings));
+    if (m_o.timing && run.compileStats)
+      m_err << workbench::compileSummary(*run.compileStats);
+    int exitCode = 0;
+    if (run.profile) {
+      if (!writeText(m_o.profile, run.profile->chromeTraceJson() + "\n").ok())
+        return makeError(m_o.profile, ": cannot write the profile");
+      if (m_o.json)
+        writeProfileJson(json, m_o.profile, *run.profile);
+    }
+    if (m_o.compare) {
+      FB_ASSIGN_OR_RETURN(workbench::OutputComparisons cmp,
+                          workbench::compareWithReference(*m_session.graph(0), result, inputs,
+                                                          run.outputs, m_tolerance));
+      if (m_o.json)
+        writeCompareJson(json, backend, cmp.outputs, cmp.ok);
+      else
+        m_out << compareText(backend, cmp.outputs, cmp.ok);
+      if (!cmp.ok)
+        exitCode = 1;
+    } else if (m_o.run) {
+      FB_ASSIGN_OR_RETURN(std::vector<RunOutput> outputs, writeOutputs(result, run.outputs));
+      if (m_o.json)
+        writeRunJson(json, backend, outputs, run.firstRunMs);
+      else
+        m_out << runText(backend, outputs, run.firstRunMs);
+    }
+    if (run.bench) {
+      if (m_o.json)
+        writeBenchJson(json, backend, *run.bench, !m_o.compare && !m_o.run);
+      else
+        m_out << benchText(backend, *run.bench);
+    }
+    if (run.profile && !m_o.json)
+      m_out << run.profile->tableText() << "profile written to " << m_o.profile << "\n";
+    return exitCode;
+  }
+
+  Status emit(const Graph& result) {
+    FB_ASSIGN_OR_RETURN(workbench::EmitRequest request, emitRequestFrom(m_o));
+    FB_ASSIGN_OR_RETURN(workbench::EmittedCode code, workbench::emitCode(result, request));
+    if (request.kind == workbench::CodeKind::Object) {
+      std::string header =
+          std::filesystem::path(m_o.outputFile).replace_extension(".h").string();
+      std::string weightsPath =
+          std::filesystem::path(m_o.outputFile).replace_extension(".weights").string();
+      FB_TRY(cg::writeBinaryFile(m_o.outputFile, code.object));
+      FB_TRY(cg::writeBinaryFile(weightsPath, code.weights));
+      FB_TRY(writeText(header, code.header));
+      m_out << "wrote " << m_o.outputFile << " (" << code.object.size() << " bytes, "
+            << code.kernels << " kernels, " << code.cpu << "), " << header << " and "
+            << weightsPath << " (" << code.weights.size() << " bytes)\n";
+      return Status::success();
+    }
+    std::string text = code.text;
+    if (request.kind == workbench::CodeKind::Llvm || request.kind == workbench::CodeKind::LlvmRaw)
+      text = "; fusebox-opt --emit " + m_o.emit + ":" + text.substr(1);
+    if (!m_o.outputFile.empty())
+      return writeText(m_o.outputFile, text);
+    m_out << text;
+    return Status::success();
   }
 
   Expected<std::vector<RunOutput>> writeOutputs(const Graph& g, const std::vector<Tensor>& tensors) {
@@ -460,8 +346,9 @@ private:
   const CliOptions& m_o;
   std::ostream& m_out;
   std::ostream& m_err;
-  std::optional<BenchStats> m_bench; // set by runBackend under --bench
-  std::string m_profileTable;        // set by runBackend under --profile (text mode)
+  workbench::Session m_session;
+  workbench::RunSettings m_settings;
+  std::optional<Tolerance> m_tolerance;
 };
 
 } // namespace

@@ -34,6 +34,12 @@ std::string passListText() {
     char buf[512];
     std::snprintf(buf, sizeof buf, "  %-20s %s\n", e.name.c_str(), p->summary().c_str());
     os << buf;
+    for (const PassOptionSpec& o : p->options()) {
+      std::string head = o.name + (o.defaultValue.empty() ? "" : "=" + o.defaultValue);
+      std::snprintf(buf, sizeof buf, "      %-24s %s; %s\n", head.c_str(), o.accepts().c_str(),
+                    o.help.c_str());
+      os << buf;
+    }
   }
   os << "\nPipelines:\n";
   for (const char* level : kLevels) {
@@ -53,6 +59,29 @@ void writePassListJson(JsonWriter& w) {
     w.field("summary", p->summary());
     w.field("description", p->description());
     w.field("analysis", p->isAnalysis());
+    w.key("options");
+    w.beginArray();
+    for (const PassOptionSpec& o : p->options()) {
+      w.beginObject();
+      w.field("name", o.name);
+      w.field("type", passOptionTypeName(o.type));
+      w.field("default", o.defaultValue);
+      w.field("help", o.help);
+      w.field("accepts", o.accepts());
+      if (!o.choices.empty()) {
+        w.key("choices");
+        w.beginArray();
+        for (const std::string& c : o.choices)
+          w.value(c);
+        w.endArray();
+      }
+      if (o.min)
+        w.field("min", *o.min);
+      if (o.max)
+        w.field("max", *o.max);
+      w.endObject();
+    }
+    w.endArray();
     w.endObject();
   }
   w.endArray();
@@ -249,11 +278,11 @@ void writeDiffJson(JsonWriter& w, const Graph& a, const Graph& b, const GraphDif
   w.field("ir_diff", unifiedDiff(printGraph(a), printGraph(b)));
 }
 
-std::string compareText(const std::string& backend, const std::vector<OutputComparison>& outputs,
+std::string compareText(const std::string& backend, const std::vector<workbench::OutputComparison>& outputs,
                         bool ok) {
   std::ostringstream os;
   os << "compare: imported model on interp vs result on " << backend << "\n";
-  for (const OutputComparison& o : outputs) {
+  for (const workbench::OutputComparison& o : outputs) {
     char buf[256];
     std::snprintf(buf, sizeof buf, "  %-24s max_abs %.3e  max_rel %.3e  cosine %.6f  %s\n",
                   o.name.c_str(), o.result.maxAbs, o.result.maxRel, o.result.cosine,
@@ -267,11 +296,11 @@ std::string compareText(const std::string& backend, const std::vector<OutputComp
 }
 
 void writeCompareJson(JsonWriter& w, const std::string& backend,
-                      const std::vector<OutputComparison>& outputs, bool ok) {
+                      const std::vector<workbench::OutputComparison>& outputs, bool ok) {
   w.field("backend", backend);
   w.key("outputs");
   w.beginArray();
-  for (const OutputComparison& o : outputs) {
+  for (const workbench::OutputComparison& o : outputs) {
     w.beginObject();
     w.field("name", o.name);
     w.field("max_abs", o.result.maxAbs);

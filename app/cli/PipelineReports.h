@@ -5,6 +5,7 @@
 #include "core/GraphDiff.h"
 #include "core/NumericDiff.h"
 #include "core/Json.h"
+#include "app/workbench/Compare.h"
 #include "core/TensorCompare.h"
 #include "passes/PassManager.h"
 
@@ -36,16 +37,11 @@ std::string numericDiffText(const Graph& b, const NumericDiff& diff, size_t i, s
 /// cosine, ok}], first_divergent_node (id or null), ok.
 void writeNumericDiffJson(JsonWriter& w, const Graph& b, const NumericDiff& diff);
 
-/// One compared output.
-struct OutputComparison {
-  std::string name;
-  TensorComparison result;
-};
 /// --compare as text.
-std::string compareText(const std::string& backend, const std::vector<OutputComparison>& outputs,
+std::string compareText(const std::string& backend, const std::vector<workbench::OutputComparison>& outputs,
                         bool ok);
 /// --compare as JSON fields: backend, outputs[{name, max_abs, max_rel, cosine, ok}], ok.
 void writeCompareJson(JsonWriter& w, const std::string& backend,
-                      const std::vector<OutputComparison>& outputs, bool ok);
+                      const std::vector<workbench::OutputComparison>& outputs, bool ok);
 
 } // namespace fb::cli

@@ -1,5 +1,6 @@
 // Formatting of fusebox-opt's reports.
 #include "app/cli/Reports.h"
+#include "core/Format.h"
 #include "core/Json.h"
 
 #include <algorithm>
@@ -10,29 +11,9 @@
 
 namespace fb::cli {
 
-std::string humanCount(double v) {
-  const char* suffix[] = {"", " K", " M", " G", " T"};
-  int k = 0;
-  while (std::fabs(v) >= 1000 && k < 4) {
-    v /= 1000;
-    ++k;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, k ? "%.2f%s" : "%.0f%s", v, suffix[k]);
-  return buf;
-}
+std::string humanCount(double v) { return formatCount(v, Digits::fixed(2), " "); }
 
-std::string humanBytes(double v) {
-  const char* suffix[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int k = 0;
-  while (std::fabs(v) >= 1024 && k < 4) {
-    v /= 1024;
-    ++k;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, k ? "%.2f %s" : "%.0f %s", v, suffix[k]);
-  return buf;
-}
+std::string humanBytes(double v) { return formatBytes(v, Digits::fixed(2)); }
 
 std::string statsText(const std::string& modelName, const ModelStats& s) {
   std::ostringstream os;
@@ -146,6 +127,51 @@ void writeRunJson(JsonWriter& w, const std::string& backend, const std::vector<R
     w.endObject();
   }
   w.endArray();
+}
+
+std::string benchText(const std::string& backend, const workbench::BenchStats& s) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "bench (%s, %d runs, %d thread(s)): median %.4f ms, min %.4f ms, max %.4f ms, "
+                "mean %.4f ms; compile %.1f ms\n",
+                backend.c_str(), s.runs, s.threads, s.medianMs, s.minMs, s.maxMs, s.meanMs,
+                s.compileMs);
+  return line;
+}
+
+void writeBenchJson(JsonWriter& w, const std::string& backend, const workbench::BenchStats& s,
+                    bool writeBackend) {
+  if (writeBackend)
+    w.field("backend", backend);
+  w.field("runs", s.runs);
+  w.field("median_ms", s.medianMs);
+  w.field("min_ms", s.minMs);
+  w.field("max_ms", s.maxMs);
+  w.field("mean_ms", s.meanMs);
+  w.field("compile_ms", s.compileMs);
+  w.field("threads", s.threads);
+}
+
+void writeProfileJson(JsonWriter& w, const std::string& file, const cg::Profile& profile) {
+  w.key("profile");
+  w.beginObject();
+  w.field("file", file);
+  w.key("kernels");
+  w.beginArray();
+  for (size_t k = 0; k < profile.kernels.size(); ++k) {
+    const cg::KernelProfileInfo& info = profile.kernels[k];
+    double us = profile.meanUs(int(k));
+    w.beginObject();
+    w.field("kernel", info.name);
+    w.field("op", info.op);
+    w.field("generator", info.generator);
+    w.field("ms", us / 1000.0);
+    w.field("gflops_per_s", us > 0 ? info.flops / us * 1e-3 : 0.0);
+    w.field("gb_per_s", us > 0 ? info.bytes / us * 1e-3 : 0.0);
+    w.endObject();
+  }
+  w.endArray();
+  w.endObject();
 }
 
 } // namespace fb::cli

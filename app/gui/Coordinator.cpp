@@ -125,7 +125,7 @@ void Coordinator::showLoadedModel() {
   ++m_numericRequest;
   refresh();
   Q_EMIT modelLoaded(qs(m_session.displayName()));
-  Q_EMIT message(tr("Opened %1: %2 nodes").arg(qs(m_session.displayName())).arg(m_session.stats(0).nodes),
+  Q_EMIT message(tr("Opened %1: %2 nodes").arg(qs(m_session.displayName())).arg(m_session.summary(0).stats.nodes),
                  false);
 }
 
@@ -289,7 +289,7 @@ void Coordinator::onStepDone() {
   if (out.diff)
     m_marksCache[{before.get(), after.get()}] = MarksEntry{before, after, marksOf(*out.diff)};
   refresh();
-  Q_EMIT message(qs(m_session.stats(m_session.currentIndex()).summary), false);
+  Q_EMIT message(qs(m_session.summary(m_session.currentIndex()).summary), false);
   Q_EMIT stepFinished(true);
   if (m_runToEnd && m_session.canStep())
     QMetaObject::invokeMethod(this, &Coordinator::step, Qt::QueuedConnection);
@@ -425,7 +425,7 @@ void Coordinator::refreshPipeline() {
   for (const PipelineStep& s : m_session.pipeline())
     steps << qs(s.str());
   for (size_t i = 1; i < m_session.snapshotCount(); ++i)
-    summaries << qs(m_session.stats(i).summary);
+    summaries << qs(m_session.summary(i).summary);
   const size_t cur = m_session.currentIndex();
   QString summary;
   if (!m_session.hasModel())
@@ -434,7 +434,7 @@ void Coordinator::refreshPipeline() {
     summary = steps.isEmpty() ? tr("Imported model. Add passes to the pipeline, then Step.")
                               : tr("Imported model. Press Step to apply %1.").arg(steps.front());
   else
-    summary = qs(m_session.stats(cur).summary);
+    summary = qs(m_session.summary(cur).summary);
   m_views.pipeline->setState(steps, int(m_session.appliedSteps()), int(cur), summaries, summary,
                              m_session.canStep(), m_session.canBack(), m_session.canForward());
 }
@@ -510,15 +510,15 @@ void Coordinator::refresh() {
   }
   refreshInspector();
   if (m_views.timeline) {
-    std::vector<workbench::SnapshotStats> rows;
+    std::vector<workbench::SnapshotSummary> rows;
     for (size_t i = 0; i < m_session.snapshotCount(); ++i)
-      rows.push_back(m_session.stats(i));
+      rows.push_back(m_session.summary(i));
     m_views.timeline->setSnapshots(std::move(rows), int(idx));
   }
   if (m_views.diff) {
     QStringList labels;
     for (size_t i = 0; i < m_session.snapshotCount(); ++i)
-      labels << QStringLiteral("%1 \u00B7 %2").arg(i).arg(qs(m_session.stats(i).label));
+      labels << QStringLiteral("%1 \u00B7 %2").arg(i).arg(qs(m_session.summary(i).label));
     m_views.diff->setSnapshotLabels(labels);
     const int b = int(idx), a = std::max(0, b - 1);
     if (m_views.diff->isVisible() || m_views.diff->diff().has_value())

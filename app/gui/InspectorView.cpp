@@ -1,7 +1,7 @@
 // The inspector's document: HTML tables, histogram images and internal links.
 #include "app/gui/InspectorView.h"
 
-#include "passes/Analyses.h"
+#include "core/Format.h"
 
 #include <QPainter>
 #include <QTextBrowser>

@@ -28,11 +28,30 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
     return QString::fromStdString(p.summary);
   case DescriptionRole:
     return QString::fromStdString(p.description);
+  case OptionsHelpRole: {
+    QString html;
+    for (const PassOptionSpec& o : p.options)
+      html += QStringLiteral("<br><code>%1%2</code> — %3; %4")
+                  .arg(QString::fromStdString(o.name).toHtmlEscaped(),
+                       o.defaultValue.empty()
+                           ? QString()
+                           : "=" + QString::fromStdString(o.defaultValue).toHtmlEscaped(),
+                       QString::fromStdString(o.accepts()).toHtmlEscaped(),
+                       QString::fromStdString(o.help).toHtmlEscaped());
+    return html.isEmpty() ? html : QStringLiteral("<br><b>Options</b>") + html;
+  }
   case Qt::ForegroundRole:
     return p.analysis ? QVariant(QBrush(QColor(0x60, 0x60, 0x60))) : QVariant();
   default:
     return {};
   }
+}
+
+const workbench::PassDescription* PassListModel::find(const QString& name) const {
+  for (const workbench::PassDescription& p : m_passes)
+    if (QString::fromStdString(p.name) == name)
+      return &p;
+  return nullptr;
 }
 
 PipelineModel::PipelineModel(QObject* parent) : QAbstractListModel(parent) {}

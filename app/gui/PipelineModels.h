@@ -14,11 +14,17 @@ namespace fb::gui {
 class PassListModel : public QAbstractListModel {
   Q_OBJECT
 public:
-  enum Role { NameRole = Qt::UserRole + 1, DescriptionRole };
+  enum Role {
+    NameRole = Qt::UserRole + 1,
+    DescriptionRole,
+    OptionsHelpRole, ///< the declared options as HTML ("" for a pass without options)
+  };
   explicit PassListModel(QObject* parent = nullptr);
   int rowCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
   const workbench::PassDescription& pass(int row) const { return m_passes.at(size_t(row)); }
+  /// The pass named `name`, or null.
+  const workbench::PassDescription* find(const QString& name) const;
 
 private:
   std::vector<workbench::PassDescription> m_passes;

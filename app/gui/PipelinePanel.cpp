@@ -3,6 +3,7 @@
 
 #include "app/gui/PipelineModels.h"
 
+#include <QCompleter>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -11,6 +12,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QStringListModel>
 #include <QVBoxLayout>
 
 namespace fb::gui {
@@ -146,6 +148,14 @@ PipelinePanel::PipelinePanel(QWidget* parent)
     if (s >= 0 && s + 1 < m_pipelineModel->rowCount())
       Q_EMIT moveStepRequested(s, s + 1);
   });
+  // Completion of the selected step's declared options: each entry is the text before the
+  // option being typed plus one "name=value" the pass declares.
+  m_optionCompletions = new QStringListModel(this);
+  auto* completer = new QCompleter(m_optionCompletions, this);
+  completer->setCaseSensitivity(Qt::CaseInsensitive);
+  completer->setObjectName("optionCompleter");
+  m_options->setCompleter(completer);
+  connect(m_options, &QLineEdit::textEdited, this, [this] { updateOptionCompletions(); });
   auto applyOptions = [this] {
     if (selectedStep() >= 0)
       Q_EMIT stepOptionsRequested(selectedStep(), m_options->text().trimmed());
@@ -159,6 +169,7 @@ PipelinePanel::PipelinePanel(QWidget* parent)
     QString step = m_pipelineList->currentIndex().data(PipelineModel::StepRole).toString();
     int brace = int(step.indexOf('{'));
     m_options->setText(brace >= 0 ? step.mid(brace + 1, step.size() - brace - 2) : QString());
+    updateOptionCompletions();
     if (!step.isEmpty())
       showDescriptionOf(step);
     updateButtons();
@@ -210,19 +221,41 @@ void PipelinePanel::showPassDescription() {
   QModelIndex i = m_passList->currentIndex();
   if (!i.isValid())
     return;
-  m_description->setText(QStringLiteral("<b>%1</b><br>%2")
+  m_description->setText(QStringLiteral("<b>%1</b><br>%2%3")
                              .arg(i.data(PassListModel::NameRole).toString().toHtmlEscaped(),
-                                  i.data(PassListModel::DescriptionRole).toString().toHtmlEscaped()));
+                                  i.data(PassListModel::DescriptionRole).toString().toHtmlEscaped(),
+                                  i.data(PassListModel::OptionsHelpRole).toString()));
 }
+
+void PipelinePanel::updateOptionCompletions() {
+  const QString step = m_pipelineList->currentIndex().data(PipelineModel::StepRole).toString();
+  const workbench::PassDescription* pass = m_passModel->find(step.section('{', 0, 0));
+  QStringList entries;
+  if (pass) {
+    const QString text = m_options->text();
+    const QString before = text.left(text.lastIndexOf(',') + 1);
+    for (const std::string& c : workbench::optionCompletions(*pass))
+      entries << before + QString::fromStdString(c);
+  }
+  m_optionCompletions->setStringList(entries);
+  const bool hasOptions = pass && !pass->options.empty();
+  m_options->setPlaceholderText(
+      !pass         ? tr("options of the selected step: key=value,...")
+      : hasOptions  ? tr("e.g. %1").arg(QString::fromStdString(workbench::optionCompletions(*pass).front()))
+                    : tr("%1 takes no options").arg(QString::fromStdString(pass->name)));
+}
+
+QStringList PipelinePanel::optionCompletions() const { return m_optionCompletions->stringList(); }
 
 void PipelinePanel::showDescriptionOf(const QString& step) {
   const QString name = step.section('{', 0, 0);
   for (int row = 0; row < m_passModel->rowCount(); ++row) {
     QModelIndex i = m_passModel->index(row);
     if (i.data(PassListModel::NameRole).toString() == name) {
-      m_description->setText(QStringLiteral("<b>%1</b><br>%2")
+      m_description->setText(QStringLiteral("<b>%1</b><br>%2%3")
                                  .arg(name.toHtmlEscaped(),
-                                      i.data(PassListModel::DescriptionRole).toString().toHtmlEscaped()));
+                                      i.data(PassListModel::DescriptionRole).toString().toHtmlEscaped(),
+                                      i.data(PassListModel::OptionsHelpRole).toString()));
       return;
     }
   }

@@ -9,6 +9,7 @@ class QLabel;
 class QLineEdit;
 class QListView;
 class QPushButton;
+class QStringListModel;
 
 namespace fb::gui {
 
@@ -31,6 +32,9 @@ public:
   PassListModel* passModel() const { return m_passModel; }
   PipelineModel* pipelineModel() const { return m_pipelineModel; }
   QString summaryText() const;
+  /// What the options field of the selected step offers to complete ("max-group-size=16"),
+  /// from the pass's declared options.
+  QStringList optionCompletions() const;
 
 Q_SIGNALS:
   void addStepRequested(const QString& pass, int index);
@@ -47,6 +51,8 @@ Q_SIGNALS:
 private:
   int selectedStep() const;
   void showPassDescription();
+  /// Refills the options field's completions (and placeholder) for the selected step's pass.
+  void updateOptionCompletions();
   /// Shows the description of pass `name` ("fuse", options stripped) below the pass list.
   void showDescriptionOf(const QString& step);
   void updateButtons();
@@ -59,6 +65,7 @@ private:
   QLabel* m_summary;
   QLineEdit* m_pipelineText;
   QLineEdit* m_options;
+  QStringListModel* m_optionCompletions;
   QPushButton* m_add;
   QPushButton* m_remove;
   QPushButton* m_up;

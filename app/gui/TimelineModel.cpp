@@ -1,7 +1,7 @@
 // The snapshot timeline model.
 #include "app/gui/TimelineModel.h"
 
-#include "passes/Analyses.h"
+#include "core/Format.h"
 
 #include <QBrush>
 #include <QColor>
@@ -21,7 +21,7 @@ QString delta(double now, double before) {
 
 TimelineModel::TimelineModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void TimelineModel::setSnapshots(std::vector<workbench::SnapshotStats> rows, int current) {
+void TimelineModel::setSnapshots(std::vector<workbench::SnapshotSummary> rows, int current) {
   beginResetModel();
   m_rows = std::move(rows);
   m_current = current;
@@ -39,8 +39,8 @@ int TimelineModel::columnCount(const QModelIndex& parent) const {
 QVariant TimelineModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount)
     return {};
-  const workbench::SnapshotStats& s = m_rows[size_t(index.row())];
-  const workbench::SnapshotStats* prev = index.row() > 0 ? &m_rows[size_t(index.row() - 1)] : nullptr;
+  const workbench::SnapshotSummary& s = m_rows[size_t(index.row())];
+  const workbench::SnapshotSummary* prev = index.row() > 0 ? &m_rows[size_t(index.row() - 1)] : nullptr;
   if (role == Qt::DisplayRole) {
     switch (Column(index.column())) {
     case Index:
@@ -48,15 +48,15 @@ QVariant TimelineModel::data(const QModelIndex& index, int role) const {
     case Step:
       return QString::fromStdString(s.label);
     case Nodes:
-      return QString::number(s.nodes) + (prev ? delta(double(s.nodes), double(prev->nodes)) : QString());
+      return QString::number(s.stats.nodes) + (prev ? delta(double(s.stats.nodes), double(prev->stats.nodes)) : QString());
     case Flops:
-      return QString::fromStdString(formatFlops(s.flops));
+      return QString::fromStdString(formatFlops(s.stats.flops));
     case Bytes:
-      return QString::fromStdString(formatBytes(s.bytes));
+      return QString::fromStdString(formatBytes(s.stats.bytesMoved));
     case Params:
-      return QString::number(s.params);
+      return QString::number(s.stats.params);
     case PeakMemory:
-      return QString::fromStdString(formatBytes(double(s.peakBytes)));
+      return QString::fromStdString(formatBytes(double(s.stats.peakActivationBytes)));
     case Time:
       return index.row() == 0 ? QString() : QStringLiteral("%1 ms").arg(s.passMilliseconds, 0, 'f', 2);
     case Summary:

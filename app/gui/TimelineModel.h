@@ -16,16 +16,16 @@ class TimelineModel : public QAbstractTableModel {
 public:
   enum Column { Index, Step, Nodes, Flops, Bytes, Params, PeakMemory, Time, Summary, ColumnCount };
   explicit TimelineModel(QObject* parent = nullptr);
-  void setSnapshots(std::vector<workbench::SnapshotStats> rows, int current);
+  void setSnapshots(std::vector<workbench::SnapshotSummary> rows, int current);
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
   QVariant headerData(int section, Qt::Orientation orientation,
                       int role = Qt::DisplayRole) const override;
-  const workbench::SnapshotStats& row(int r) const { return m_rows.at(size_t(r)); }
+  const workbench::SnapshotSummary& row(int r) const { return m_rows.at(size_t(r)); }
 
 private:
-  std::vector<workbench::SnapshotStats> m_rows;
+  std::vector<workbench::SnapshotSummary> m_rows;
   int m_current = 0;
 };
 

@@ -32,7 +32,7 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent), m_model(new Timel
           });
 }
 
-void TimelineView::setSnapshots(std::vector<workbench::SnapshotStats> rows, int current) {
+void TimelineView::setSnapshots(std::vector<workbench::SnapshotSummary> rows, int current) {
   m_updating = true;
   m_model->setSnapshots(std::move(rows), current);
   if (current >= 0 && current < m_model->rowCount()) {

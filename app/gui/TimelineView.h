@@ -18,7 +18,7 @@ class TimelineView : public QWidget {
   Q_OBJECT
 public:
   explicit TimelineView(QWidget* parent = nullptr);
-  void setSnapshots(std::vector<workbench::SnapshotStats> rows, int current);
+  void setSnapshots(std::vector<workbench::SnapshotSummary> rows, int current);
   TimelineModel* model() const { return m_model; }
   QTableView* table() const { return m_table; }
 

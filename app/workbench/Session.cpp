@@ -4,6 +4,7 @@
 #include "core/Cost.h"
 #include "core/ModelIO.h"
 #include "core/RandomInputs.h"
+#include "core/ShapeInference.h"
 #include "core/TensorCompare.h"
 #include "core/TextDiff.h"
 #include "core/text/IrPrinter.h"
@@ -18,7 +19,25 @@ std::vector<PassDescription> passDescriptions() {
   std::vector<PassDescription> out;
   for (const PassEntry& entry : allPasses()) {
     std::unique_ptr<Pass> pass = entry.create();
-    out.push_back({entry.name, pass->summary(), pass->description(), pass->isAnalysis()});
+    out.push_back(
+        {entry.name, pass->summary(), pass->description(), pass->isAnalysis(), pass->options()});
+  }
+  return out;
+}
+
+std::vector<std::string> optionCompletions(const PassDescription& pass) {
+  std::vector<std::string> out;
+  for (const PassOptionSpec& o : pass.options) {
+    std::vector<std::string> values = o.choices;
+    if (o.type == PassOptionType::Bool)
+      values = {"true", "false"};
+    if (values.empty())
+      values.push_back(o.defaultValue);
+    // The default first, so a completion popup proposes what the pass would use anyway.
+    std::stable_partition(values.begin(), values.end(),
+                          [&](const std::string& v) { return v == o.defaultValue; });
+    for (const std::string& v : values)
+      out.push_back(o.name + "=" + v);
   }
   return out;
 }
@@ -213,6 +232,38 @@ Expected<size_t> Session::step() {
   return m_current;
 }
 
+Status Session::bindDims(const std::map<std::string, int64_t>& sizes) {
+  if (!hasModel())
+    return makeError("no model is loaded");
+  if (sizes.empty())
+    return Status::success();
+  std::unique_ptr<Graph> bound = m_snapshots.front().graph->clone();
+  FB_TRY(specializeDims(*bound, sizes));
+  m_snapshots.clear();
+  Snapshot first;
+  first.graph = std::shared_ptr<const Graph>(std::move(bound));
+  m_snapshots.push_back(std::move(first));
+  m_current = 0;
+  ++m_generation;
+  return Status::success();
+}
+
+Status Session::runPipeline() {
+  if (!hasModel())
+    return makeError("no model is loaded");
+  PipelineResult result = PassManager(m_pmOptions).run(m_snapshots.front().graph->clone(),
+                                                       m_pipeline);
+  // Snapshot 0 stays the session's own (the pass manager ran on a copy of it).
+  result.snapshots.front() = m_snapshots.front();
+  m_snapshots = std::move(result.snapshots);
+  m_current = m_snapshots.size() - 1;
+  ++m_generation;
+  m_reproducerPath = result.reproducerPath;
+  if (result.error)
+    return *result.error;
+  return Status::success();
+}
+
 Status Session::runToEnd() {
   while (canStep()) {
     auto r = step();
@@ -249,17 +300,11 @@ void Session::select(size_t index) {
     m_current = index;
 }
 
-SnapshotStats Session::stats(size_t index) const {
+SnapshotSummary Session::summary(size_t index) const {
   const Snapshot& snap = m_snapshots.at(index);
-  SnapshotStats s;
+  SnapshotSummary s;
   s.index = index;
-  const ModelStats& ms = snapshotStats(snap);
-  s.nodes = ms.nodes;
-  s.flops = ms.flops;
-  s.bytes = ms.bytesMoved;
-  s.params = ms.params;
-  s.weightBytes = ms.weightBytes;
-  s.peakBytes = ms.peakActivationBytes;
+  s.stats = snapshotStats(snap);
   if (snap.record) {
     s.label = snap.record->step;
     s.summary = describeRecord(*snap.record);

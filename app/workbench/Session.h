@@ -1,11 +1,13 @@
 // The workbench session: one model, a pipeline of passes and the snapshot history stepped through.
 #pragma once
 
+#include "core/Cost.h"
 #include "core/GraphDiff.h"
 #include "core/NumericDiff.h"
 #include "passes/PassManager.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,24 +21,25 @@ struct PassDescription {
   std::string summary;     ///< one line
   std::string description; ///< the paragraph written for a student
   bool analysis = false;   ///< annotates only; never changes the structure
+  std::vector<PassOptionSpec> options; ///< declared options (the GUI's completion and help)
 };
+
+/// The values a pass option's field may offer: "name=default" and, for an enum or a bool,
+/// "name=choice" for every choice; empty for a pass without options.
+std::vector<std::string> optionCompletions(const PassDescription& pass);
 
 /// Every registered pass with its description, in registry order.
 std::vector<PassDescription> passDescriptions();
 
-/// The numbers the snapshot timeline shows for one snapshot.
-struct SnapshotStats {
+/// One row of the snapshot timeline: the pass that made the snapshot and the snapshot's
+/// statistics (core's ModelStats, the one statistics type --stats prints too).
+struct SnapshotSummary {
   size_t index = 0;
   std::string label;          ///< "imported" or the pipeline step ("fold-batchnorm")
   std::string summary;        ///< the pass's one-line summary (empty for snapshot 0)
-  size_t nodes = 0;           ///< top-level nodes
-  double flops = 0;
-  double bytes = 0;           ///< bytes moved by all nodes
-  int64_t params = 0;         ///< elements of all constants
-  int64_t weightBytes = 0;
-  int64_t peakBytes = 0;      ///< peak live activation bytes in execution order
   double passMilliseconds = 0;
   bool changed = false;       ///< the pass changed the graph
+  ModelStats stats;           ///< nodes, ops, params, FLOPs, bytes moved, weights, peak memory
 };
 
 /// One pass application to be run off the GUI thread: everything it needs is a value, so the
@@ -72,6 +75,11 @@ public:
   /// Uses a graph that loadModel(path) returned (loaded off the GUI thread) as the model.
   void adoptLoadedModel(std::shared_ptr<const Graph> graph, const std::string& path);
   bool hasModel() const { return !m_snapshots.empty(); }
+  /// Binds symbolic input dims of the imported model to sizes (N=4) and re-infers its types,
+  /// so passes and backends that need static shapes run on a dynamic-batch model. The
+  /// imported snapshot is replaced and the computed ones dropped; on error nothing changes
+  /// and the error has kind SymbolicShape or names the unknown symbol.
+  Status bindDims(const std::map<std::string, int64_t>& sizes);
   const std::string& modelPath() const { return m_path; }
   /// A short name for the window title: the file name.
   const std::string& displayName() const { return m_displayName; }
@@ -94,6 +102,7 @@ public:
   size_t snapshotCount() const { return m_snapshots.size(); }
   size_t currentIndex() const { return m_current; }
   const Snapshot& snapshot(size_t index) const { return m_snapshots.at(index); }
+  const std::vector<Snapshot>& snapshots() const { return m_snapshots; }
   const Snapshot& current() const { return m_snapshots.at(m_current); }
   std::shared_ptr<const Graph> graph(size_t index) const { return m_snapshots.at(index).graph; }
   /// How many pipeline steps have a snapshot (snapshotCount() - 1).
@@ -108,6 +117,13 @@ public:
   Expected<size_t> step();
   /// Steps until the pipeline ends or a pass fails.
   Status runToEnd();
+  /// Runs the whole pipeline from the imported model in one go under passManagerOptions()
+  /// (pass limit, disabled passes, numeric check, afterPass, reproducers), as fusebox-opt
+  /// does, and makes the last snapshot current. On a failing pass the snapshots before it
+  /// stay, and reproducerPath() says where the failing pass's input was written, when it was.
+  Status runPipeline();
+  /// The reproducer the last failing runPipeline() wrote, or empty.
+  const std::string& reproducerPath() const { return m_reproducerPath; }
   bool back();
   bool forward();
   /// Goes back to the imported model and drops the computed snapshots.
@@ -126,7 +142,7 @@ public:
   PassManagerOptions& passManagerOptions() { return m_pmOptions; }
 
   // -- what the views show --
-  SnapshotStats stats(size_t index) const;
+  SnapshotSummary summary(size_t index) const;
   /// The structural diff from snapshot a to snapshot b.
   GraphDiff structuralDiff(size_t a, size_t b) const;
   /// What snapshot `index`'s pass changed: added + changed node ids versus the previous snapshot.
@@ -148,6 +164,7 @@ private:
   size_t m_current = 0;
   uint64_t m_generation = 1;
   PassManagerOptions m_pmOptions;
+  std::string m_reproducerPath;
 };
 
 /// A numeric diff run as a value job (off the GUI thread).

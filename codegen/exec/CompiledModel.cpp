@@ -1,7 +1,10 @@
 // The CPU executor: lowering, argument binding on the memory plan, JIT compilation and runs.
 #include "codegen/exec/CompiledModel.h"
+#include "codegen/gemm/GemmEmitter.h"
 #include "codegen/llvm/Jit.h"
 #include "codegen/llvm/KernelCache.h"
+#include "codegen/llvm/ObjectEmitter.h"
+#include "codegen/llvm/Optimizer.h"
 #include "core/Cost.h"
 #include "core/RandomInputs.h"
 #include "core/ShapeInference.h"
@@ -12,6 +15,8 @@
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
 
 #include <atomic>
 #include <chrono>
@@ -99,6 +104,12 @@ struct CompiledModel::Impl {
   std::vector<Tensor> specialized; // per input: the values compiled in, or invalid
   int threads = 0;
   Clock::time_point origin = Clock::now();
+  // What kernelCode needs to rebuild a kernel's module as compile() built it.
+  TargetInfo target;
+  KernelEmitOptions emit;
+  int llvmOptLevel = 3;
+  std::vector<std::vector<bool>> noAlias; // per kernel, per argument
+  bool runnable = true;
 };
 
 CompiledModel::~CompiledModel() = default;
@@ -201,6 +212,18 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   Impl& impl = *model->m_impl;
   CompileStats& stats = model->m_stats;
   impl.threads = options.threads;
+  impl.target = options.target;
+  impl.emit = options.emit;
+  impl.llvmOptLevel = options.llvmOptLevel;
+  impl.runnable = options.target.runsOnHost();
+  auto stage = [&](const char* name, double fraction) -> Status {
+    if (options.cancel && options.cancel->load())
+      return makeError("compilation cancelled");
+    if (options.progress)
+      options.progress(name, fraction);
+    return Status::success();
+  };
+  FB_TRY(stage("bind shapes", 0.0));
 
   // 1. Static shapes.
   std::vector<std::vector<int64_t>> sizes = options.inputSizes;
@@ -213,6 +236,7 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   const Graph& g = *model->m_graph;
 
   // 2. Kernels.
+  FB_TRY(stage("lower", 0.05));
   auto t = Clock::now();
   FB_ASSIGN_OR_RETURN(model->m_kernels, lowerGraph(g, options.lower));
   FB_TRY(prepareKernels(model->m_kernels, options.emit.useGemm));
@@ -220,6 +244,7 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   std::vector<Kernel>& kernels = model->m_kernels;
 
   // 3. Memory: the plan's arena for intermediates, graph inputs/outputs per run.
+  FB_TRY(stage("plan memory", 0.15));
   std::unordered_map<std::string, int64_t> arenaOffset, arenaSize;
   if (options.useMemoryPlan) {
     auto plan = planMemory(g);
@@ -354,9 +379,21 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
     }
   }
 
+  impl.noAlias = noAlias;
+  stats.kernels = int(kernels.size());
+  if (!impl.runnable) {
+    // Code for another CPU: kernelCode shows it; nothing is compiled to run here.
+    stats.notes.push_back("compiled for " + options.target.cpu +
+                          ", which this host cannot run: code views only");
+    stats.totalMs = msSince(start);
+    return model;
+  }
+
   // 4. Code.
+  FB_TRY(stage("emit", 0.2));
   t = Clock::now();
   JitOptions jo;
+  jo.target = options.target;
   jo.optLevel = options.llvmOptLevel;
   jo.useCache = options.useCache;
   FB_ASSIGN_OR_RETURN(impl.jit, Jit::create(jo));
@@ -373,6 +410,10 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   auto emitSome = [&] {
     for (size_t k; (k = nextKernel.fetch_add(1)) < kernels.size();) {
       Built& b = built[k];
+      if (options.cancel && options.cancel->load()) {
+        b.error = makeError("compilation cancelled");
+        continue;
+      }
       KernelEmitOptions eo = options.emit;
       eo.noAliasArgs = noAlias[k];
       b.module.context = std::make_unique<llvm::LLVMContext>();
@@ -413,6 +454,7 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   }
   stats.distinctKernels = int(modules.size());
   stats.emitMs = msSince(t);
+  FB_TRY(stage("jit", 0.4));
   t = Clock::now();
   FB_TRY(impl.jit->addModules(std::move(modules)));
   for (const std::string& symbol : symbols) {
@@ -427,6 +469,51 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   stats.codegenMs = js.codegenMs;
   stats.totalMs = msSince(start);
   return model;
+}
+
+const TargetInfo& CompiledModel::target() const { return m_impl->target; }
+
+bool CompiledModel::runnable() const { return m_impl->runnable; }
+
+Expected<KernelCode> CompiledModel::kernelCode(size_t index) const {
+  if (index >= m_kernels.size())
+    return makeError("kernel ", index, " does not exist (the model has ", m_kernels.size(),
+                     " kernels)");
+  const Kernel& kern = m_kernels[index];
+  KernelCode code;
+  code.name = kern.name;
+  code.opSummary = kern.opSummary;
+  code.nodes = kern.nodes;
+  code.schedule = kern.schedule;
+  code.flops = kern.flops;
+  code.bytes = kern.bytes;
+  code.loops = kernelLoopText(kern);
+  if (kern.gemm)
+    if (auto blocking = describeGemmBlocking(kern); blocking.ok())
+      code.blocking = *blocking;
+  llvm::LLVMContext context;
+  KernelEmitOptions eo = m_impl->emit;
+  eo.noAliasArgs = m_impl->noAlias.at(index);
+  KernelGenerator generator = KernelGenerator::Loops;
+  FB_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
+                      buildKernelModule(context, kern, m_impl->target, eo, &generator));
+  code.generator = kernelGeneratorName(generator);
+  auto print = [](const llvm::Module& m) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    m.print(os, nullptr);
+    os.flush();
+    return text;
+  };
+  code.llvmRaw = print(*module);
+  const int level = m_impl->llvmOptLevel;
+  FB_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
+                      createTargetMachine(m_impl->target, level));
+  FB_TRY(verifyModule(*module));
+  FB_TRY(optimizeModule(*module, *tm, level));
+  code.llvmOptimized = print(*module);
+  FB_ASSIGN_OR_RETURN(code.assembly, compileToAssembly(*module, *tm));
+  return code;
 }
 
 Profile CompiledModel::newProfile() const {
@@ -446,7 +533,8 @@ Profile CompiledModel::newProfile() const {
       else if (a.role != KernelArg::Role::Scratch)
         info.inputShapes += (info.inputShapes.empty() ? "" : ", ") + shapeText(a);
     }
-    info.generator = kernelGeneratorName(m_impl->generators[k]);
+    info.generator = k < m_impl->generators.size() ? kernelGeneratorName(m_impl->generators[k])
+                                                   : "not compiled";
     info.flops = kern.flops;
     info.bytes = kern.bytes;
     p.kernels.push_back(std::move(info));
@@ -458,6 +546,9 @@ Profile CompiledModel::newProfile() const {
 Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inputs,
                                                  Profile* profile) {
   Impl& impl = *m_impl;
+  if (!impl.runnable)
+    return makeError("the model was compiled for ", impl.target.cpu,
+                     ", whose instructions this host does not have; it can be read, not run");
   if (inputs.size() != impl.inputSizes.size())
     return makeError("the compiled model takes ", impl.inputSizes.size(), " inputs, got ",
                      inputs.size());

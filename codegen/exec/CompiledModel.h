@@ -7,6 +7,8 @@
 #include "codegen/loops/Lower.h"
 #include "core/Graph.h"
 
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +19,9 @@ namespace fb::cg {
 
 /// How a graph is compiled for the CPU.
 struct CompileOptions {
+  /// The CPU code is generated for. Another CPU than the host's compiles (the code views,
+  /// object files) and runs only when the host has every feature it uses (runsOnHost).
+  TargetInfo target = TargetInfo::host();
   int llvmOptLevel = 3;          ///< LLVM pipeline level 0..3
   int threads = 0;               ///< threads of fb_parallel_for while running; 0 = leave as is
   LowerOptions lower;            ///< schedules and overrides
@@ -37,6 +42,28 @@ struct CompileOptions {
   /// stay dynamic even so, small f32 inputs (up to 8 elements: Resize's scales) too; run() then
   /// insists on the same values there. Empty: nothing is specialized.
   std::vector<Tensor> specializeInputs;
+  /// Told each stage as it starts ("lower", "plan memory", "emit", "jit") with the fraction of
+  /// the compilation done; called on the compiling thread.
+  std::function<void(const std::string& stage, double fraction)> progress;
+  /// Checked between stages and between kernels: when it becomes true the compilation stops
+  /// with a "cancelled" error.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+/// One kernel as every code view shows it. Computed on demand by CompiledModel::kernelCode,
+/// with the same target, options and argument aliasing as the code the model runs.
+struct KernelCode {
+  std::string name;            ///< "k3_conv_relu"
+  std::string opSummary;       ///< "Conv+Relu"
+  std::vector<NodeId> nodes;   ///< the graph nodes it computes (provenance of its code)
+  std::string generator;       ///< "loops", "gemm" or "dwconv"
+  std::string schedule;        ///< the override applied ("tile=32x64"); empty: the default
+  std::string blocking;        ///< GEMM / depthwise blocking, empty for loop kernels
+  std::string loops;           ///< the scheduled loop nest, as --emit loops prints it
+  std::string llvmRaw;         ///< LLVM IR as emitted
+  std::string llvmOptimized;   ///< LLVM IR after the optimization pipeline
+  std::string assembly;        ///< the target's assembly of the optimized IR
+  double flops = 0, bytes = 0;
 };
 
 /// What a compilation did and cost.
@@ -78,6 +105,15 @@ public:
   Profile newProfile() const;
 
   const std::vector<Kernel>& kernels() const { return m_kernels; }
+  /// Kernel `index`'s loops, LLVM IR before and after optimization, assembly, schedule and
+  /// the nodes it covers. Thread-safe; each call builds the kernel's module afresh (the JIT
+  /// keeps only machine code).
+  Expected<KernelCode> kernelCode(size_t index) const;
+  /// The target the kernels were compiled for.
+  const TargetInfo& target() const;
+  /// False when the target is not the host's and the host lacks some of its features: the
+  /// model then has code to show but run() refuses.
+  bool runnable() const;
   const CompileStats& stats() const { return m_stats; }
   /// The graph as compiled (static shapes).
   const Graph& graph() const { return *m_graph; }

@@ -3,6 +3,7 @@
 #include "codegen/gemm/DepthwiseEmitter.h"
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/llvm/LoopToLlvm.h"
+#include "codegen/loops/LoopPrinter.h"
 #include "codegen/llvm/Optimizer.h"
 
 #include <llvm/IR/LLVMContext.h>
@@ -79,6 +80,14 @@ Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& con
   if (generator)
     *generator = KernelGenerator::Loops;
   return m;
+}
+
+std::string kernelLoopsText(const std::vector<Kernel>& kernels) {
+  return printKernels(kernels, [](const Kernel& k) { return describeGemmBlocking(k); });
+}
+
+std::string kernelLoopText(const Kernel& kernel) {
+  return printKernel(kernel, [](const Kernel& k) { return describeGemmBlocking(k); });
 }
 
 Expected<JitModule> buildModelModule(const std::vector<Kernel>& kernels, const std::string& name,

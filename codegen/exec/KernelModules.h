@@ -2,7 +2,7 @@
 #pragma once
 
 #include "codegen/llvm/Jit.h"
-#include "codegen/loops/Kernel.h"
+#include "codegen/kernel/Kernel.h"
 #include "core/Error.h"
 
 #include <memory>
@@ -52,6 +52,12 @@ Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& con
 /// call once after lowering and before binding arguments or building modules. A kernel whose
 /// operands cannot be packed loses its GemmSpec and is compiled from its loop nest.
 Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm);
+
+/// The text of `--emit loops`: every kernel's loop nest, with the blocking the GEMM or
+/// depthwise generator compiles it with (describeGemmBlocking) under GEMM-class kernels.
+std::string kernelLoopsText(const std::vector<Kernel>& kernels);
+/// One kernel's part of kernelLoopsText.
+std::string kernelLoopText(const Kernel& kernel);
 
 /// All kernels in one module (for `--emit llvm` and `--emit obj`), in a fresh context owned by
 /// the result. With `optLevel` >= 0 the module is optimized at that level.

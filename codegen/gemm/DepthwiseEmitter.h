@@ -3,8 +3,8 @@
 // an implicit GEMM whose K (the kernel taps) is too short to block.
 #pragma once
 
-#include "codegen/gemm/GemmSpec.h"
-#include "codegen/loops/Kernel.h"
+#include "codegen/kernel/GemmSpec.h"
+#include "codegen/kernel/Kernel.h"
 #include "core/Error.h"
 
 #include <string>
@@ -15,18 +15,6 @@ class Module;
 } // namespace llvm
 
 namespace fb::cg {
-
-/// True when a GEMM spec is a depthwise-like convolution the direct generator compiles:
-/// groups == input channels, one input channel per weight (K == KH*KW), and output channels a
-/// multiple of the groups (a channel multiplier). A single-channel convolution counts only when
-/// it also has a single output channel; with more, it is an ordinary implicit GEMM.
-inline bool isDepthwise(const GemmSpec& spec) {
-  if (!spec.conv)
-    return false;
-  const ConvGeometry& c = *spec.conv;
-  return c.groups == c.inChannels && spec.K == c.kernelH * c.kernelW &&
-         c.groups * spec.M == c.outChannels && (c.groups > 1 || c.outChannels == 1);
-}
 
 /// Emits the kernel function `kernel.name` (FbKernelFn ABI, `void name(ptr noalias args)`) and
 /// its helpers `<name>.items` and `<name>.worker` into `module`. The kernel's GemmSpec must

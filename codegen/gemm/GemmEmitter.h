@@ -3,7 +3,7 @@
 // register-blocked FMA micro-kernel, threads through fb_parallel_for).
 #pragma once
 
-#include "codegen/loops/Kernel.h"
+#include "codegen/kernel/Kernel.h"
 #include "core/Error.h"
 
 namespace llvm {

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "codegen/gemm/GemmPlan.h"
-#include "codegen/loops/Kernel.h"
+#include "codegen/kernel/Kernel.h"
 
 #include <llvm/ADT/STLFunctionalExtras.h>
 #include <llvm/IR/IRBuilder.h>

@@ -1,7 +1,7 @@
 // GemmPlan: resolving a GemmSpec's blocking and operand strides (see GemmPlan.h).
 #include "codegen/gemm/GemmPlan.h"
 
-#include "codegen/loops/Kernel.h"
+#include "codegen/kernel/Kernel.h"
 
 #include <algorithm>
 #include <numeric>

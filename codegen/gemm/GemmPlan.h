@@ -2,7 +2,7 @@
 // emits — register tile, cache blocks, parallel work items and every operand's strides.
 #pragma once
 
-#include "codegen/gemm/GemmSpec.h"
+#include "codegen/kernel/GemmSpec.h"
 #include "core/Error.h"
 
 #include <algorithm>

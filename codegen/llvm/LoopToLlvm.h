@@ -1,7 +1,7 @@
 // The LLVM IR emitter for loop-IR kernels: Kernel::body → `void name(void* const* args)`.
 #pragma once
 
-#include "codegen/loops/Kernel.h"
+#include "codegen/kernel/Kernel.h"
 #include "core/Error.h"
 
 #include <vector>

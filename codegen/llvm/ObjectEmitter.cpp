@@ -11,15 +11,29 @@
 
 namespace fb::cg {
 
-Expected<std::string> compileToObject(llvm::Module& module, llvm::TargetMachine& tm) {
+namespace {
+
+/// Runs the target's code generator over `module` into memory as `type` (object or assembly).
+Expected<std::string> generateCode(llvm::Module& module, llvm::TargetMachine& tm,
+                                   llvm::CodeGenFileType type, const char* what) {
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-    return makeError("the target cannot emit object files for module '",
+  if (tm.addPassesToEmitFile(pm, os, nullptr, type))
+    return makeError("the target cannot emit ", what, " for module '",
                      module.getModuleIdentifier(), "'");
   pm.run(module);
   return std::string(buffer.begin(), buffer.end());
+}
+
+} // namespace
+
+Expected<std::string> compileToObject(llvm::Module& module, llvm::TargetMachine& tm) {
+  return generateCode(module, tm, llvm::CodeGenFileType::ObjectFile, "object files");
+}
+
+Expected<std::string> compileToAssembly(llvm::Module& module, llvm::TargetMachine& tm) {
+  return generateCode(module, tm, llvm::CodeGenFileType::AssemblyFile, "assembly");
 }
 
 Status writeBinaryFile(const std::string& path, const std::string& bytes) {

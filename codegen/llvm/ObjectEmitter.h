@@ -1,7 +1,7 @@
 // Ahead-of-time output: relocatable object files of kernels and the C header that declares them.
 #pragma once
 
-#include "codegen/loops/Kernel.h"
+#include "codegen/kernel/Kernel.h"
 #include "core/Error.h"
 
 #include <string>
@@ -16,6 +16,10 @@ namespace fb::cg {
 
 /// Generates machine code for an (already optimized) module into an in-memory ELF object.
 Expected<std::string> compileToObject(llvm::Module& module, llvm::TargetMachine& tm);
+
+/// Generates the target's assembly text for an (already optimized) module: what the JIT
+/// runs, as a person reads it (the GUI's assembly view).
+Expected<std::string> compileToAssembly(llvm::Module& module, llvm::TargetMachine& tm);
 
 /// Writes `object` (bytes) to `path`.
 Status writeBinaryFile(const std::string& path, const std::string& bytes);

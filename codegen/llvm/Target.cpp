@@ -52,6 +52,29 @@ bool TargetInfo::hasAvx2Fma() const {
   return has("avx2") && has("fma");
 }
 
+bool TargetInfo::runsOnHost() const {
+  if (key() == host().key())
+    return true;
+  if (triple != host().triple)
+    return false;
+  auto mine = createTargetMachine(*this, 0);
+  if (!mine.ok())
+    return false;
+  // Compare instruction-set features by name: the host's list (from cpuid) names only those,
+  // so the CPU model's tuning flags (which differ between CPUs that run the same code) are
+  // skipped.
+  const llvm::MCSubtargetInfo* sti = (*mine)->getMCSubtargetInfo();
+  const llvm::StringMap<bool> hostFeatures = llvm::sys::getHostCPUFeatures();
+  for (const llvm::SubtargetFeatureKV& kv : sti->getAllProcessorFeatures()) {
+    if (!sti->getFeatureBits()[kv.Value])
+      continue;
+    auto it = hostFeatures.find(kv.Key);
+    if (it != hostFeatures.end() && !it->second)
+      return false;
+  }
+  return true;
+}
+
 void initializeNativeTarget() {
   static std::once_flag once;
   std::call_once(once, [] {

@@ -2,7 +2,7 @@
 // lowering (compare with core/Interpreter.h), and a way to run a kernel without LLVM.
 #pragma once
 
-#include "codegen/loops/Kernel.h"
+#include "codegen/kernel/Kernel.h"
 #include "codegen/loops/LoopIR.h"
 #include "core/Error.h"
 #include "core/Tensor.h"

@@ -1,7 +1,5 @@
 // Textbook pseudo-code for the kernel loop IR.
 #include "codegen/loops/LoopPrinter.h"
-#include "codegen/gemm/DepthwiseEmitter.h"
-#include "codegen/gemm/GemmEmitter.h"
 
 #include <cassert>
 #include <charconv>
@@ -326,7 +324,7 @@ static std::vector<std::string> bufferNamesOf(const Kernel& k) {
   return names;
 }
 
-std::string printKernel(const Kernel& k) {
+std::string printKernel(const Kernel& k, const KernelBlockingDescriber& describeBlocking) {
   std::ostringstream os;
   os << "kernel " << k.name << '(';
   std::vector<std::string> bufferNames = bufferNamesOf(k);
@@ -349,9 +347,12 @@ std::string printKernel(const Kernel& k) {
     os << " n" << id;
   os << ", " << k.flops << " flops\n";
   if (k.gemm && isDepthwise(*k.gemm)) {
-    auto how = describeDepthwise(k);
-    os << "  # compiled by the direct depthwise generator (dwconv): "
-       << (how.ok() ? *how : how.error().message()) << '\n';
+    os << "  # compiled by the direct depthwise generator (dwconv)";
+    if (describeBlocking) {
+      auto how = describeBlocking(k);
+      os << ": " << (how.ok() ? *how : how.error().message());
+    }
+    os << '\n';
   } else if (k.gemm) {
     const GemmSpec& g = *k.gemm;
     os << "  # gemm: batch=" << g.batch << " M=" << g.M << " N=" << g.N << " K=" << g.K;
@@ -364,19 +365,21 @@ std::string printKernel(const Kernel& k) {
       os << " +" << epilogueOpName(op.kind);
     os << '\n';
     // Once the backend has packed the weights (--backend cpu), the blocking it compiles.
-    if (auto blocking = describeGemmBlocking(k); blocking.ok())
-      os << "  #   blocking: " << *blocking << '\n';
+    if (describeBlocking)
+      if (auto blocking = describeBlocking(k); blocking.ok())
+        os << "  #   blocking: " << *blocking << '\n';
   }
   os << printStmt(k.body, 1);
   return os.str();
 }
 
-std::string printKernels(const std::vector<Kernel>& kernels) {
+std::string printKernels(const std::vector<Kernel>& kernels,
+                         const KernelBlockingDescriber& describeBlocking) {
   std::string out;
   for (size_t i = 0; i < kernels.size(); ++i) {
     if (i)
       out += '\n';
-    out += printKernel(kernels[i]);
+    out += printKernel(kernels[i], describeBlocking);
   }
   return out;
 }

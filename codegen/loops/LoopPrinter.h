@@ -2,9 +2,11 @@
 // `--emit loops`.
 #pragma once
 
-#include "codegen/loops/Kernel.h"
+#include "codegen/kernel/Kernel.h"
 #include "codegen/loops/LoopIR.h"
+#include "core/Error.h"
 
+#include <functional>
 #include <string>
 
 namespace fb::cg {
@@ -19,11 +21,17 @@ std::string printExpr(const ExprPtr& e);
 /// updates its own element prints as `Y[i] += e` / `Y[i] *= e`.
 std::string printStmt(const StmtPtr& s, int indent = 0);
 
+/// How a generator above the loop layer will compile a GEMM-class kernel ("mr=8 nr=24 ..."):
+/// codegen/gemm's describeGemmBlocking, passed in so this layer does not depend on that one.
+using KernelBlockingDescriber = std::function<Expected<std::string>(const Kernel&)>;
+
 /// A kernel: a `kernel name(args...)` header naming each argument's role, dtype and sizes,
-/// a comment line with the nodes, op summary, FLOPs and GEMM spec when present, then the body.
-std::string printKernel(const Kernel& kernel);
+/// a comment line with the nodes, op summary, FLOPs and GEMM spec when present (and the
+/// blocking, when `describeBlocking` is given), then the body.
+std::string printKernel(const Kernel& kernel, const KernelBlockingDescriber& describeBlocking = {});
 
 /// Every kernel, separated by blank lines.
-std::string printKernels(const std::vector<Kernel>& kernels);
+std::string printKernels(const std::vector<Kernel>& kernels,
+                         const KernelBlockingDescriber& describeBlocking = {});
 
 } // namespace fb::cg

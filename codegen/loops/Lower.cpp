@@ -627,8 +627,7 @@ std::string kernelNameFor(const Node& node, size_t index) {
 }
 
 Expected<std::vector<Kernel>> lowerGraph(const Graph& graph, const LowerOptions& options) {
-  FB_ASSIGN_OR_RETURN(std::vector<ScheduleOverride> overrides,
-                      parseScheduleOverrides(options.scheduleOverrides));
+  const std::vector<ScheduleOverride>& overrides = options.scheduleOverrides;
   std::vector<bool> used(overrides.size(), false);
   std::vector<Kernel> kernels;
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
@@ -646,14 +645,17 @@ Expected<std::vector<Kernel>> lowerGraph(const Graph& graph, const LowerOptions&
       }
     if (options.defaultSchedules)
       k.body = applyDefaultSchedule(k.body, options);
-    if (ov)
+    if (ov) {
       FB_TRY(applyScheduleOverride(k, unscheduled, *ov, options));
+      k.schedule = printScheduleOverrides({*ov});
+      k.schedule = k.schedule.substr(k.schedule.find(':') + 1);
+    }
     kernels.push_back(std::move(k));
   }
   for (size_t o = 0; o < overrides.size(); ++o)
     if (!used[o])
-      return makeError("--schedule: no kernel is named ", overrides[o].kernel,
-                       " (kernel names are printed by --emit loops)");
+      return makeError("schedule override: no kernel is named ", overrides[o].kernel,
+                       " (kernel names are those the loop view prints)");
   return kernels;
 }
 

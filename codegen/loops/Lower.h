@@ -1,7 +1,8 @@
 // Lowering of a graph (after any passes, with fused groups) to kernels in the loop IR.
 #pragma once
 
-#include "codegen/loops/Kernel.h"
+#include "codegen/kernel/Kernel.h"
+#include "codegen/loops/ScheduleOverride.h"
 #include "core/Error.h"
 #include "core/Graph.h"
 
@@ -15,10 +16,10 @@ struct LowerOptions {
   /// Apply the default schedule of each kernel's op class (tile, vectorize, parallel). Off:
   /// the plain textbook nests, as a student would write them.
   bool defaultSchedules = true;
-  /// Schedule overrides by kernel name, in the grammar of parseScheduleOverrides
-  /// (codegen/loops/Schedule.h): "k3:tile=32x64,vectorize=8;k5:parallel=0". An override
-  /// naming no kernel of the graph is an error.
-  std::string scheduleOverrides;
+  /// Schedule overrides by kernel name (parsed from "k3:tile=32x64,vectorize=8;k5:parallel=0"
+  /// by parseScheduleOverrides, codegen/loops/ScheduleOverride.h). An override naming no
+  /// kernel of the graph is an error.
+  std::vector<ScheduleOverride> scheduleOverrides;
   /// Lanes of a vectorized loop (8 x f32 for AVX2).
   int vectorWidth = 8;
   /// Elements below which a kernel stays single-threaded (thread start-up costs more).

@@ -2,7 +2,7 @@
 // creates kernel arguments and scratch buffers, and the per-op lowering entry points.
 #pragma once
 
-#include "codegen/loops/Kernel.h"
+#include "codegen/kernel/Kernel.h"
 #include "codegen/loops/LoopIR.h"
 #include "codegen/loops/Lower.h"
 #include "core/ops/ConvGeometry.h"

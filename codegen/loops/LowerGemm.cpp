@@ -1,5 +1,5 @@
 // GEMM specs for MatMul, Gemm and Conv kernels: the operand strides, batch, bias and conv
-// geometry the micro-kernel generator compiles (codegen/gemm/GemmSpec.h), and the fused
+// geometry the micro-kernel generator compiles (codegen/kernel/GemmSpec.h), and the fused
 // elementwise chain after them mapped onto the spec's bias and epilogue ops.
 #include "codegen/loops/LowerContext.h"
 #include "core/ops/ConvGeometry.h"

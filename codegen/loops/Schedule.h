@@ -7,28 +7,13 @@
 // tests check this with the loop-IR evaluator); loops are addressed by variable name, and a
 // primitive applies to every loop of that name (sibling nests may share names).
 //
-// Override grammar (CLI `--schedule`, LowerOptions::scheduleOverrides):
-//   overrides := entry (';' entry)*
-//   entry     := KERNEL ':' directive (',' directive)*       KERNEL: a kernel name, or '*'
-//   directive := 'none'                 start from the unscheduled textbook nest
-//              | 'default'              the default schedule
-//              | 'split=' VAR '/' N     VAR -> VAR_o, VAR_i (+ tail loop VAR_t if N ∤ extent)
-//              | 'tile=' N ('x' N)*     split the outermost perfectly nested loops and move the
-//                                       tile loops outside: i,j -> i_o, j_o, i_i, j_i
-//              | 'reorder=' VAR ('/' VAR)*   reorder a perfect nest (outermost first)
-//              | 'fuse=' VAR '/' VAR    fuse an outer loop with its inner loop -> VAR_VAR
-//              | 'vectorize=' N | 'vectorize=' VAR '/' N   innermost loop (or VAR), N lanes
-//              | 'unroll=' N | 'unroll=' VAR '/' N         split by N and unroll the inner loop
-//              | 'parallel=' VAR | 'parallel=' ('0'|'1')  mark VAR parallel / outermost / none
-//              | 'cache=' BUF           accumulate BUF's element in a local in the innermost
-//                                       loop that keeps the element fixed (register blocking)
-//              | ('mr'|'nr'|'mc'|'kc'|'nc') '=' N   GEMM blocking (kernels with Kernel::gemm)
-// Example: `k3:none,tile=32x64,vectorize=8,unroll=4,parallel=1`.
+// The override grammar is in codegen/loops/ScheduleOverride.h.
 #pragma once
 
-#include "codegen/loops/Kernel.h"
+#include "codegen/kernel/Kernel.h"
 #include "codegen/loops/LoopIR.h"
 #include "codegen/loops/Lower.h"
+#include "codegen/loops/ScheduleOverride.h"
 #include "core/Error.h"
 
 #include <string>
@@ -68,17 +53,6 @@ std::string outermostLoop(const StmtPtr& s);
 /// does enough work. Applied to each top-level statement of a kernel body.
 StmtPtr applyDefaultSchedule(const StmtPtr& body, const LowerOptions& options);
 
-/// One directive of an override: `name=value` (value empty for `none`/`default`).
-struct ScheduleDirective {
-  std::string name, value;
-};
-/// The directives for one kernel name ("*": every kernel).
-struct ScheduleOverride {
-  std::string kernel;
-  std::vector<ScheduleDirective> directives;
-};
-/// Parses the override grammar above; errors name the offending text.
-Expected<std::vector<ScheduleOverride>> parseScheduleOverrides(std::string_view text);
 /// Applies one override to a kernel: `unscheduled` is the textbook body (for `none`), and the
 /// kernel's body and GEMM blocking are replaced. Errors name the kernel and the directive.
 Status applyScheduleOverride(Kernel& kernel, const StmtPtr& unscheduled,

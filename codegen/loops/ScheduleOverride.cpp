@@ -1,6 +1,6 @@
 // The schedule override grammar (--schedule): parsing and applying directives to a kernel.
+#include "codegen/loops/ScheduleOverride.h"
 #include "codegen/loops/Schedule.h"
-#include "codegen/gemm/DepthwiseEmitter.h"
 #include "codegen/loops/ScheduleInternal.h"
 
 #include <charconv>
@@ -45,7 +45,7 @@ Expected<std::vector<ScheduleOverride>> parseScheduleOverrides(std::string_view 
       continue;
     size_t colon = entry.find(':');
     if (colon == std::string::npos || colon == 0)
-      return makeError("--schedule: '", entry, "' is not KERNEL:DIRECTIVE,...");
+      return makeError("'", entry, "' is not KERNEL:DIRECTIVE,...");
     ScheduleOverride o;
     o.kernel = trim(entry.substr(0, colon));
     for (std::string d : splitOn(std::string_view(entry).substr(colon + 1), ',')) {
@@ -58,12 +58,12 @@ Expected<std::vector<ScheduleOverride>> parseScheduleOverrides(std::string_view 
                                                   "fuse", "vectorize", "unroll", "parallel",
                                                   "cache", "mr", "nr", "mc", "kc", "nc"};
       if (!known.count(dir.name))
-        return makeError("--schedule: unknown directive '", dir.name, "' in '", entry,
+        return makeError("unknown directive '", dir.name, "' in '", entry,
                          "' (none, default, split, tile, reorder, fuse, vectorize, unroll, "
                          "parallel, cache, mr, nr, mc, kc, nc)");
       bool needsValue = dir.name != "none" && dir.name != "default";
       if (needsValue == dir.value.empty())
-        return makeError("--schedule: directive '", d, "' ",
+        return makeError("directive '", d, "' ",
                          needsValue ? "needs a value" : "takes no value");
       o.directives.push_back(std::move(dir));
     }
@@ -72,12 +72,23 @@ Expected<std::vector<ScheduleOverride>> parseScheduleOverrides(std::string_view 
   return out;
 }
 
+std::string printScheduleOverrides(const std::vector<ScheduleOverride>& overrides) {
+  std::string text;
+  for (const ScheduleOverride& o : overrides) {
+    text += (text.empty() ? "" : ";") + o.kernel + ":";
+    for (size_t i = 0; i < o.directives.size(); ++i)
+      text += (i ? "," : "") + o.directives[i].name +
+              (o.directives[i].value.empty() ? "" : "=" + o.directives[i].value);
+  }
+  return text;
+}
+
 Status applyScheduleOverride(Kernel& kernel, const StmtPtr& unscheduled,
                              const ScheduleOverride& ov, const LowerOptions& options) {
   StmtPtr s = kernel.body;
   for (const ScheduleDirective& d : ov.directives) {
     auto fail = [&](const Error& e) {
-      return Error(kernel.name + ": --schedule " + d.name +
+      return Error(kernel.name + ": schedule " + d.name +
                        (d.value.empty() ? "" : "=" + d.value) + ": " + e.message(),
                    e.kind());
     };

@@ -348,7 +348,7 @@ private Q_SLOTS:
     QVERIFY(text.find("for ") != std::string::npos); // the loop nest is still printed
 
     CompileOptions co;
-    co.lower.scheduleOverrides = k.name + ":mr=4";
+    co.lower.scheduleOverrides = *parseScheduleOverrides(k.name + ":mr=4");
     auto refused = CompiledModel::compile(pr.finalGraph(), co);
     QVERIFY(!refused.ok());
     QVERIFY2(refused.error().message().find("depthwise") != std::string::npos,

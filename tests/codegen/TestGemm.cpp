@@ -2,7 +2,7 @@
 // double-precision reference, for odd sizes, strides, constant operands, bias kinds, every
 // epilogue, convolution geometries, blocking overrides and 1 or 2 threads.
 #include "codegen/gemm/GemmEmitter.h"
-#include "codegen/gemm/GemmHarness.h"
+#include "tests/support/GemmHarness.h"
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>

@@ -414,14 +414,14 @@ private Q_SLOTS:
 })");
     QVERIFY(g);
     LowerOptions o;
-    o.scheduleOverrides = "k0:none,tile=4x16,vectorize=8";
+    o.scheduleOverrides = *parseScheduleOverrides("k0:none,tile=4x16,vectorize=8");
     auto ks = lowerGraph(*g, o);
     QVERIFY2(ks.ok(), ks.ok() ? "" : ks.error().message().c_str());
     std::string text = printKernels(*ks);
     QVERIFY2(text.find("kernel k0_relu(") != std::string::npos, text.c_str());
     QVERIFY2(text.find("for i_o, j_o, i_i, j_i_o in grid(4, 3, 4, 2):") != std::string::npos, text.c_str());
     QVERIFY2(text.find("vectorized(8)") != std::string::npos, text.c_str());
-    o.scheduleOverrides = "k9:tile=4";
+    o.scheduleOverrides = *parseScheduleOverrides("k9:tile=4");
     auto bad = lowerGraph(*g, o);
     QVERIFY(!bad.ok());
     QVERIFY2(bad.error().message().find("k9") != std::string::npos, bad.error().message().c_str());

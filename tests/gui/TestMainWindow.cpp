@@ -23,6 +23,8 @@
 #include <QApplication>
 #include <QDockWidget>
 #include <QKeySequence>
+#include <QLabel>
+#include <QListView>
 #include <QMenu>
 #include <QMimeData>
 #include <QUrl>
@@ -200,16 +202,42 @@ private Q_SLOTS:
     w.show();
     QVERIFY(w.openFile(sample("mlp.onnx")));
     Coordinator* c = w.coordinator();
-    QVERIFY(c->setPipeline("canonicalize,prune{ratio=abc}"));
+    // A misspelt option is refused when the pipeline is set, before anything runs.
+    QVERIFY(!c->setPipeline("canonicalize,prune{ratio=abc}"));
+    QVERIFY2(w.bannerText().contains("prune") && w.bannerText().contains("ratio") &&
+                 w.bannerText().contains("sparsity"),
+             qPrintable(w.bannerText()));
+    // A pass that fails while it runs (its calibration file does not exist).
+    QVERIFY(c->setPipeline("canonicalize,quantize{inputs=/nonexistent/calibration.npy}"));
     QVERIFY(stepAndWait(c));
     auto before = c->session().graph(1);
     QVERIFY(!stepAndWait(c));
     QCOMPARE(c->session().currentIndex(), size_t(1));
     QCOMPARE(c->session().snapshotCount(), size_t(2));
     QCOMPARE(w.graphView()->graph().get(), before.get());
-    QVERIFY2(w.bannerText().contains("prune") && w.bannerText().contains("ratio"),
+    QVERIFY2(w.bannerText().contains("quantize") && w.bannerText().contains("calibration.npy"),
              qPrintable(w.bannerText()));
     QVERIFY(!c->isBusy());
+  }
+
+  /// The options field completes from the selected step's declared options, and the
+  /// description lists them with what each accepts.
+  void optionFieldOffersTheDeclaredOptions() {
+    MainWindow w(/*persistent=*/false);
+    w.show();
+    QVERIFY(w.openFile(sample("mlp.onnx")));
+    Coordinator* c = w.coordinator();
+    QVERIFY(c->setPipeline("canonicalize,layout,dce"));
+    auto* list = w.pipelinePanel()->findChild<QListView*>("pipelineList");
+    QVERIFY(list);
+    list->setCurrentIndex(list->model()->index(1, 0));
+    const QStringList offered = w.pipelinePanel()->optionCompletions();
+    QCOMPARE(offered, QStringList({"to=nchw8c", "to=nhwc"}));
+    auto* description = w.pipelinePanel()->findChild<QLabel*>("passDescription");
+    QVERIFY(description);
+    QVERIFY2(description->text().contains("one of nchw8c, nhwc"), qPrintable(description->text()));
+    list->setCurrentIndex(list->model()->index(2, 0));
+    QVERIFY(w.pipelinePanel()->optionCompletions().isEmpty());
   }
 
   void stepsForwardAndBackHighlightingTheStructuralDiff() {
@@ -236,7 +264,7 @@ private Q_SLOTS:
     QVERIFY(w.pipelinePanel()->summaryText().startsWith("fuse"));
     QVERIFY(!w.actions().step->isEnabled());
     // fold-batchnorm (snapshot 3) removed the two BatchNormalizations.
-    QCOMPARE(s.stats(3).nodes + 2, s.stats(2).nodes);
+    QCOMPARE(s.summary(3).stats.nodes + 2, s.summary(2).stats.nodes);
 
     c->back();
     c->back();
@@ -483,7 +511,7 @@ private Q_SLOTS:
     QCOMPARE(c->session().snapshotCount(), size_t(1));
     QCOMPARE(c->session().pipeline().front().passName, std::string("dce"));
     QVERIFY(stepAndWait(c));
-    QCOMPARE(c->session().stats(1).label, std::string("dce"));
+    QCOMPARE(c->session().summary(1).label, std::string("dce"));
   }
 
   void itemModelsPassTheTester() {
@@ -633,7 +661,7 @@ private Q_SLOTS:
     ping.stop();
     qInfo("5,000 nodes: open + 2 passes + layouts in %lld ms; longest event-loop stall %lld ms",
           total, worst);
-    QCOMPARE(w.coordinator()->session().stats(2).nodes, size_t(1250));
+    QCOMPARE(w.coordinator()->session().summary(2).stats.nodes, size_t(1250));
     QVERIFY2(worst < kStallBudgetMs, qPrintable(QString::number(worst)));
   }
 

@@ -66,12 +66,12 @@ private Q_SLOTS:
     QCOMPARE(e.nodes[1].bytes, 256.0 + 64 + 256);
     QCOMPARE(e.nodes[2].flops, 64.0);
     QCOMPARE(e.nodes[2].bytes, 256.0 + 256);
-    QCOMPARE(e.flops, 1152.0);
-    QCOMPARE(e.bytes, 1984.0);
+    QCOMPARE(e.totals.flops, 1152.0);
+    QCOMPARE(e.totals.bytesMoved, 1984.0);
     QCOMPARE(e.intensity, 1152.0 / 1984);
-    QCOMPARE(e.weightBytes, int64_t(512 + 64));
+    QCOMPARE(e.totals.weightBytes, int64_t(512 + 64));
     // x (128) + m (256) while the MatMul runs, then m + s (512) during the Add.
-    QCOMPARE(e.peakActivationBytes, int64_t(512));
+    QCOMPARE(e.totals.peakActivationBytes, int64_t(512));
     QVERIFY(!e.hasSymbolicDims);
 
     std::vector<NodeEstimate> top = topNodesByFlops(e, 2);
@@ -96,9 +96,9 @@ private Q_SLOTS:
 )");
     GraphEstimate e = estimateGraph(*g);
     QCOMPARE(e.nodes.size(), size_t(1));
-    QCOMPARE(e.flops, 2.0 * 2 * 3 * 4 + 8);
-    QCOMPARE(e.bytes, 24.0 + 48 + 32); // the MatMul result never leaves the kernel
-    QCOMPARE(e.weightBytes, int64_t(0));
+    QCOMPARE(e.totals.flops, 2.0 * 2 * 3 * 4 + 8);
+    QCOMPARE(e.totals.bytesMoved, 24.0 + 48 + 32); // the MatMul result never leaves the kernel
+    QCOMPARE(e.totals.weightBytes, int64_t(0));
   }
 
   void estimatePassReportsWithoutChanging() {

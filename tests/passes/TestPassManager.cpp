@@ -33,6 +33,20 @@ const char* kChain = R"(graph @chain opset 17 {
 }
 )";
 
+/// kChain with a symbolic batch: plan-memory fails on it at run time (it needs static shapes),
+/// after canonicalize has succeeded.
+const char* kDynamicChain = R"(graph @chain opset 17 {
+  input %x : f32[N, 3]
+  const %one : f32[] = dense<[1.0]>
+  %a : f32[N, 3] = Identity(%x)  #1
+  %b : f32[N, 3] = Identity(%a)  #2
+  %c : f32[N, 3] = Identity(%b)  #3
+  %r : f32[N, 3] = Relu(%c)  #4
+  %y : f32[N, 3] = Add(%r, %one)  #5
+  output %y
+}
+)";
+
 /// A pass that leaves an invalid graph: it gives a node output a dtype its op cannot produce.
 class CorruptTypePass : public Pass {
 public:
@@ -171,18 +185,21 @@ private Q_SLOTS:
   }
 
   void parsesOptions() {
-    auto steps = parsePipeline("dce,fold-constants{a=1, b = x},cse{ }");
-    QVERIFY(steps.ok());
+    auto steps = parsePipeline("dce,prune{sparsity=0.25, score = l2},cse{ }");
+    QVERIFY2(steps.ok(), steps.ok() ? "" : steps.error().message().c_str());
     QCOMPARE(steps->size(), size_t(3));
     const PassOptions& o = (*steps)[1].options;
-    QCOMPARE(o.getString("a", ""), std::string("1"));
-    QCOMPARE(o.getString("b", ""), std::string("x"));
-    QCOMPARE(*o.getInt("a", 0), int64_t(1));
+    QCOMPARE(o.getString("sparsity", ""), std::string("0.25"));
+    QCOMPARE(o.getString("score", ""), std::string("l2"));
+    QCOMPARE(*o.getDouble("sparsity", 0), 0.25);
     QCOMPARE(*o.getInt("missing", 42), int64_t(42));
-    QVERIFY(!o.getInt("b", 0).ok());
-    QVERIFY(o.getInt("b", 0).error().message().find("option b expects an integer") !=
+    QVERIFY(!o.getInt("score", 0).ok());
+    QVERIFY(o.getInt("score", 0).error().message().find("option score expects an integer") !=
             std::string::npos);
-    QCOMPARE((*steps)[1].str(), std::string("fold-constants{a=1,b=x}"));
+    // Without a default of its own, a getter needs the value (the pass manager fills declared
+    // defaults in before a pass runs).
+    QVERIFY(!o.getInt("missing").ok());
+    QCOMPARE((*steps)[1].str(), std::string("prune{score=l2,sparsity=0.25}"));
     QCOMPARE((*steps)[2].str(), std::string("cse"));
     // A step prints back as the text it was parsed from.
     auto again = parsePipeline((*steps)[1].str());
@@ -229,17 +246,84 @@ private Q_SLOTS:
   }
 
   void failingPassKeepsLastGoodSnapshot() {
-    auto g = parseIr(kChain);
-    // An option the pass cannot read makes fold-constants fail after dce succeeded.
-    PipelineResult r = runPipeline(*g, "canonicalize,fold-constants{max-elements=lots},cse");
+    auto g = parseIr(kDynamicChain);
+    // plan-memory fails on the symbolic batch after canonicalize succeeded.
+    PipelineResult r = runPipeline(*g, "canonicalize,plan-memory,cse");
     QVERIFY(r.error.has_value());
     const std::string& m = r.error->message();
-    QVERIFY2(m.find("pass 'fold-constants'") != std::string::npos, m.c_str());
-    QVERIFY2(m.find("max-elements") != std::string::npos, m.c_str());
+    QVERIFY2(m.find("pass 'plan-memory'") != std::string::npos, m.c_str());
+    QVERIFY2(m.find("needs static shapes") != std::string::npos, m.c_str());
+    QCOMPARE(r.error->kind(), ErrorKind::SymbolicShape);
     QCOMPARE(r.snapshots.size(), size_t(2));
     QCOMPARE(r.snapshots.back().record->pass, std::string("canonicalize"));
     QCOMPARE(countOps(r.finalGraph(), OpKind::Identity), size_t(0));
     QVERIFY(verify(r.finalGraph()).ok());
+  }
+
+  /// Options are declared: the parser refuses an undeclared option or a value the declaration
+  /// does not accept before any pass runs, naming the pass, the option and what it accepts.
+  void rejectsUndeclaredOptionsBeforeRunning() {
+    auto typo = parsePipeline("canonicalize,dce,cse,fold-constants,fuse{max-group-sise=4}");
+    QVERIFY(!typo.ok());
+    const std::string& m = typo.error().message();
+    QVERIFY2(m.find("pass 'fuse' has no option 'max-group-sise'") != std::string::npos, m.c_str());
+    QVERIFY2(m.find("did you mean 'max-group-size'") != std::string::npos, m.c_str());
+    QVERIFY2(m.find("max-group-size: an integer in [1, 100000], default 16") != std::string::npos,
+             m.c_str());
+
+    auto none = parsePipeline("dce{foo=1}");
+    QVERIFY(!none.ok());
+    QVERIFY2(none.error().message().find("pass 'dce' takes no options, got 'foo'") !=
+                 std::string::npos,
+             none.error().message().c_str());
+
+    struct BadValue {
+      const char* pipeline;
+      const char* message;
+    };
+    for (const BadValue& b : {
+             BadValue{"fold-constants{max-elements=lots}",
+                      "option 'max-elements' expects an integer in [0, 1073741824], got 'lots'"},
+             BadValue{"fuse{max-group-size=0}", "expects an integer in [1, 100000], got '0'"},
+             BadValue{"plan-memory{in-place=maybe}", "expects true or false, got 'maybe'"},
+             BadValue{"layout{to=nchw16c}", "expects one of nchw8c, nhwc, got 'nchw16c'"},
+             BadValue{"prune{sparsity=1.5}", "expects a number in [0, 1], got '1.5'"},
+             BadValue{"prune{sparsity=nan}", "expects a number in [0, 1], got 'nan'"},
+             BadValue{"quantize{percentile=50}", "expects a number in (50, 100], got '50'"},
+         }) {
+      auto r = parsePipeline(b.pipeline);
+      QVERIFY2(!r.ok(), b.pipeline);
+      QVERIFY2(r.error().message().find(b.message) != std::string::npos,
+               r.error().message().c_str());
+    }
+    // Bounds are inclusive unless declared otherwise.
+    QVERIFY(parsePipeline("prune{sparsity=1}").ok());
+    QVERIFY(parsePipeline("quantize{percentile=100}").ok());
+
+    // A step built in code (not parsed) is checked by the pass manager before the graph is
+    // copied, and the input stays as it was.
+    auto g = parseIr(kChain);
+    PipelineStep bad{"fuse", {}};
+    bad.options.set("max-group-sise", "4");
+    auto snap = PassManager().applyStep(*g, bad);
+    QVERIFY(!snap.ok());
+    QVERIFY(snap.error().message().find("max-group-sise") != std::string::npos);
+  }
+
+  /// Every pass's declared defaults are accepted by its own declaration, and every option of
+  /// every pass has help text.
+  void declaredOptionsAreConsistent() {
+    for (const PassEntry& e : allPasses()) {
+      auto pass = e.create();
+      for (const PassOptionSpec& o : pass->options()) {
+        QVERIFY2(!o.help.empty(), (e.name + "." + o.name).c_str());
+        if (!o.defaultValue.empty())
+          QVERIFY2(o.validate(o.defaultValue).ok(), (e.name + "." + o.name).c_str());
+        PipelineStep step{e.name, {}};
+        step.options.set(o.name, o.defaultValue.empty() ? "x" : o.defaultValue);
+        QVERIFY2(validateStep(step, *pass).ok(), step.str().c_str());
+      }
+    }
   }
 
   void failingPassLeavesInputUnchanged() {
@@ -350,21 +434,20 @@ private Q_SLOTS:
   void writesParseableReproducer() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    auto g = parseIr(kChain);
+    auto g = parseIr(kDynamicChain);
     PassManagerOptions opts;
     opts.reproducerDir = dir.path().toStdString();
-    auto steps = parsePipeline("dce,fold-constants{max-elements=lots},cse");
+    auto steps = parsePipeline("dce,plan-memory{in-place=false},cse");
     QVERIFY(steps.ok());
     PipelineResult r = PassManager(opts).run(g->clone(), *steps);
     QVERIFY(r.error.has_value());
     QVERIFY(!r.reproducerPath.empty());
     QVERIFY(std::filesystem::exists(r.reproducerPath));
     const std::string text = readFile(r.reproducerPath);
-    QVERIFY2(text.find("// pipeline: dce,fold-constants{max-elements=lots},cse") !=
-                 std::string::npos,
+    QVERIFY2(text.find("// pipeline: dce,plan-memory{in-place=false},cse") != std::string::npos,
              text.c_str());
-    QVERIFY(text.find("--passes 'fold-constants{max-elements=lots}'") != std::string::npos);
-    QVERIFY(text.find("max-elements expects an integer") != std::string::npos);
+    QVERIFY(text.find("--passes 'plan-memory{in-place=false}'") != std::string::npos);
+    QVERIFY(text.find("needs static shapes") != std::string::npos);
     // The file is a valid model: the failing pass's input, i.e. the last good snapshot.
     auto parsed = parseGraphFile(r.reproducerPath);
     QVERIFY2(parsed.ok(), parsed.ok() ? "" : parsed.error().message().c_str());

@@ -424,13 +424,16 @@ private Q_SLOTS:
     QTest::addColumn<QString>("pipeline");
     QTest::addColumn<QString>("message");
     QTest::newRow("method") << "quantize{calibration=median}"
-                            << "option 'calibration' must be minmax, percentile or entropy";
-    QTest::newRow("unknown") << "quantize{bits=4}" << "unknown option 'bits'";
-    QTest::newRow("mode") << "quantize{mode=odd}" << "option 'mode' must be symmetric or asymmetric";
-    QTest::newRow("dtype") << "quantize{dtype=int4}" << "option 'dtype' must be int8 or uint8";
-    QTest::newRow("samples") << "quantize{samples=0}" << "option 'samples' must be in [1, 4096]";
-    QTest::newRow("percentile") << "quantize{percentile=20}" << "option 'percentile' must be in";
-    QTest::newRow("lower") << "lower-quantized{x=1}" << "lower-quantized takes no options";
+                            << "option 'calibration' expects one of minmax, percentile, entropy";
+    QTest::newRow("unknown") << "quantize{bits=4}" << "pass 'quantize' has no option 'bits'";
+    QTest::newRow("mode") << "quantize{mode=odd}"
+                          << "option 'mode' expects one of asymmetric, symmetric";
+    QTest::newRow("dtype") << "quantize{dtype=int4}" << "option 'dtype' expects one of int8, uint8";
+    QTest::newRow("samples") << "quantize{samples=0}"
+                             << "option 'samples' expects an integer in [1, 4096]";
+    QTest::newRow("percentile") << "quantize{percentile=20}"
+                                << "option 'percentile' expects a number in (50, 100]";
+    QTest::newRow("lower") << "lower-quantized{x=1}" << "'lower-quantized' takes no options";
   }
   void badOptions() {
     QFETCH(QString, pipeline);

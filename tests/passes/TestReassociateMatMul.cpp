@@ -114,7 +114,7 @@ private Q_SLOTS:
     QCOMPARE(statistic(r, "FLOPs saved"), 190000.0);
     QCOMPARE(statistic(r, "FLOPs saved (% of chain FLOPs)"), 95.0);
     QCOMPARE(r.snapshots.back().record->summary,
-             std::string("reordered 1 of 1 MatMul chains; saved 190 kFLOP (95.0% of 200 kFLOP)"));
+             std::string("reordered 1 of 1 MatMul chains; saved 190 KFLOP (95.0% of 200 KFLOP)"));
     double diff = maxOutputDifference(g, out);
     QVERIFY2(diff < 1e-4, std::to_string(diff).c_str());
   }

@@ -146,8 +146,8 @@ private Q_SLOTS:
       QCOMPARE(conv->op(), OpKind::Conv);
       QVERIFY(std::count(conv->provenance().begin(), conv->provenance().end(), id) == 1);
     }
-    QVERIFY(s.stats(3).summary.find("fold-batchnorm") == 0);
-    QCOMPARE(s.stats(3).nodes + 2, s.stats(2).nodes);
+    QVERIFY(s.summary(3).summary.find("fold-batchnorm") == 0);
+    QCOMPARE(s.summary(3).stats.nodes + 2, s.summary(2).stats.nodes);
     QVERIFY(s.changedByStep(0).empty());
   }
 
@@ -204,16 +204,16 @@ private Q_SLOTS:
     QVERIFY(s.setPipeline(kTeachingPipeline).ok());
     QVERIFY(s.runToEnd().ok());
     for (size_t i = 0; i < s.snapshotCount(); ++i) {
-      SnapshotStats st = s.stats(i);
+      SnapshotSummary st = s.summary(i);
       ModelStats ms = computeModelStats(*s.graph(i));
-      QCOMPARE(st.nodes, ms.nodes);
-      QCOMPARE(st.flops, ms.flops);
-      QCOMPARE(st.params, ms.params);
-      QCOMPARE(st.peakBytes, peakActivationBytes(*s.graph(i)));
+      QCOMPARE(st.stats.nodes, ms.nodes);
+      QCOMPARE(st.stats.flops, ms.flops);
+      QCOMPARE(st.stats.params, ms.params);
+      QCOMPARE(st.stats.peakActivationBytes, peakActivationBytes(*s.graph(i)));
       QCOMPARE(st.label, i == 0 ? std::string("imported") : s.pipeline()[i - 1].str());
     }
-    QVERIFY(s.stats(4).nodes < s.stats(0).nodes);
-    QVERIFY(s.stats(4).bytes < s.stats(0).bytes); // fusion saves memory traffic
+    QVERIFY(s.summary(4).stats.nodes < s.summary(0).stats.nodes);
+    QVERIFY(s.summary(4).stats.bytesMoved < s.summary(0).stats.bytesMoved); // fusion saves memory traffic
   }
 
   void textAndNumericDiffs() {

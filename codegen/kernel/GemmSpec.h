@@ -96,4 +96,16 @@ struct GemmSpec {
   bool parallel = true;
 };
 
+/// True when a GEMM spec is a depthwise-like convolution the direct generator compiles:
+/// groups == input channels, one input channel per weight (K == KH*KW), and output channels a
+/// multiple of the groups (a channel multiplier). A single-channel convolution counts only when
+/// it also has a single output channel; with more, it is an ordinary implicit GEMM.
+inline bool isDepthwise(const GemmSpec& spec) {
+  if (!spec.conv)
+    return false;
+  const ConvGeometry& c = *spec.conv;
+  return c.groups == c.inChannels && spec.K == c.kernelH * c.kernelW &&
+         c.groups * spec.M == c.outChannels && (c.groups > 1 || c.outChannels == 1);
+}
+
 } // namespace fb::cg

@@ -2,7 +2,7 @@
 // TestGemm and fusebox-bench can test and measure the generator without the executor.
 #pragma once
 
-#include "codegen/loops/Kernel.h"
+#include "codegen/kernel/Kernel.h"
 #include "codegen/runtime/RuntimeAbi.h"
 #include "core/Error.h"
 

@@ -2,7 +2,7 @@
 // nest, and, for GEMM-class kernels, the spec the micro-kernel generator compiles.
 #pragma once
 
-#include "codegen/gemm/GemmSpec.h"
+#include "codegen/kernel/GemmSpec.h"
 #include "core/Graph.h"
 
 #include <cstdint>
@@ -39,6 +39,9 @@ struct Kernel {
   /// Set when the kernel is GEMM-class and the micro-kernel generator compiles it instead of
   /// the generic loop-IR emitter (the loop nest then documents the same computation).
   std::optional<GemmSpec> gemm;
+  /// The schedule override applied on top of the default schedule, in the override grammar
+  /// ("tile=32x64,vectorize=8"); empty when the kernel has its default schedule.
+  std::string schedule;
   double flops = 0;                 ///< from core/Cost.h
   double bytes = 0;                 ///< bytes read + written
 };

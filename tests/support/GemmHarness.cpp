@@ -1,5 +1,5 @@
 // GemmHarness: GEMM kernels compiled one module each through the project's JIT (codegen/llvm).
-#include "codegen/gemm/GemmHarness.h"
+#include "tests/support/GemmHarness.h"
 
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/llvm/Jit.h"

@@ -1,0 +1,85 @@
+// Emitting a snapshot's generated code as one module of the requested kind.
+#include "app/workbench/Emit.h"
+#include "codegen/exec/KernelModules.h"
+#include "codegen/llvm/ObjectEmitter.h"
+
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <algorithm>
+
+namespace fb::workbench {
+
+const char* codeKindName(CodeKind kind) {
+  switch (kind) {
+  case CodeKind::Loops: return "loops";
+  case CodeKind::Llvm: return "llvm";
+  case CodeKind::LlvmRaw: return "llvm-raw";
+  case CodeKind::Assembly: return "asm";
+  case CodeKind::Object: return "obj";
+  case CodeKind::Ptx: return "ptx";
+  }
+  __builtin_unreachable();
+}
+
+std::optional<CodeKind> codeKindFromName(const std::string& name) {
+  for (CodeKind k : {CodeKind::Loops, CodeKind::Llvm, CodeKind::LlvmRaw, CodeKind::Assembly,
+                     CodeKind::Object, CodeKind::Ptx})
+    if (name == codeKindName(k))
+      return k;
+  return std::nullopt;
+}
+
+Expected<EmittedCode> emitCode(const Graph& graph, const EmitRequest& request,
+                               const JobControl* job) {
+  if (request.kind == CodeKind::Ptx)
+    return makeUnsupported("ptx: the gpu backend is not available in this build");
+  FB_ASSIGN_OR_RETURN(cg::CompileOptions co, compileOptionsFor(request.settings, {}));
+  EmittedCode out;
+  out.kind = request.kind;
+  out.cpu = co.target.cpu;
+  reportProgress(job, 0.0, "lower");
+  FB_ASSIGN_OR_RETURN(std::unique_ptr<Graph> bound, cg::bindStaticShapes(graph, {}, co.dims));
+  FB_ASSIGN_OR_RETURN(std::vector<cg::Kernel> kernels, cg::lowerGraph(*bound, co.lower));
+  // Pack as the backend will, so GEMM kernels also show the blocking they compile with.
+  FB_TRY(cg::prepareKernels(kernels, co.emit.useGemm));
+  out.kernels = kernels.size();
+  FB_TRY(checkCancelled(job, "emit"));
+  reportProgress(job, 0.3, "emit");
+  const int level = request.kind == CodeKind::LlvmRaw ? -1 : co.llvmOptLevel;
+  switch (request.kind) {
+  case CodeKind::Loops:
+    out.text = cg::kernelLoopsText(kernels);
+    break;
+  case CodeKind::Llvm:
+  case CodeKind::LlvmRaw: {
+    FB_ASSIGN_OR_RETURN(out.text, cg::modelLlvmText(kernels, request.moduleName, co.target,
+                                                    co.emit, level));
+    break;
+  }
+  case CodeKind::Assembly:
+  case CodeKind::Object: {
+    FB_ASSIGN_OR_RETURN(cg::JitModule m, cg::buildModelModule(kernels, request.moduleName,
+                                                              co.target, co.emit, level));
+    FB_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
+                        cg::createTargetMachine(co.target, std::max(level, 0)));
+    if (request.kind == CodeKind::Assembly) {
+      FB_ASSIGN_OR_RETURN(std::string asmText, cg::compileToAssembly(*m.module, *tm));
+      out.text = "# " + std::to_string(kernels.size()) + " kernels, target " + co.target.triple +
+                 " (" + co.target.cpu + "), LLVM O" + std::to_string(level) + "\n" + asmText;
+      break;
+    }
+    FB_ASSIGN_OR_RETURN(out.object, cg::compileToObject(*m.module, *tm));
+    cg::WeightBlob weights = cg::packWeights(kernels);
+    out.header =
+        cg::kernelHeaderText(kernels, request.headerGuard, weights, request.weightsFileName);
+    out.weights = std::move(weights.bytes);
+    break;
+  }
+  case CodeKind::Ptx: break; // refused above
+  }
+  reportProgress(job, 1.0, "emitted");
+  return out;
+}
+
+} // namespace fb::workbench
