@@ -50,6 +50,9 @@ MainActions MainActions::create(QObject* parent) {
   a.reset = make(parent, QObject::tr("Rese&t"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R),
                  QObject::tr("Back to the imported model"));
   a.cancel = make(parent, QObject::tr("&Cancel"), QKeySequence(Qt::Key_Escape), QObject::tr("Stop long work"));
+  a.runOnCpu = make(parent, QObject::tr("Run on &CPU and Compare"), QKeySequence(Qt::CTRL | Qt::Key_R),
+                    QObject::tr("Compile the current snapshot for this CPU, run it and compare its "
+                                "outputs with the imported model on the interpreter"));
   a.showDiff = make(parent, QObject::tr("&Diff Snapshots"), QKeySequence(Qt::CTRL | Qt::Key_D),
                     QObject::tr("Compare two snapshots"));
   a.presentation = make(parent, QObject::tr("&Presentation Mode"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P),

@@ -30,6 +30,7 @@ struct MainActions {
   QAction* forward = nullptr;
   QAction* reset = nullptr;
   QAction* cancel = nullptr;
+  QAction* runOnCpu = nullptr; ///< run the current snapshot on the CPU backend and compare
   QAction* showDiff = nullptr;
   QAction* presentation = nullptr;
   QAction* about = nullptr;

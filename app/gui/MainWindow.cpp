@@ -7,6 +7,7 @@
 #include "app/gui/InspectorView.h"
 #include "app/gui/IrTextView.h"
 #include "app/gui/PipelinePanel.h"
+#include "app/gui/RunController.h"
 #include "app/gui/TimelineView.h"
 #include "app/gui/graph/GraphView.h"
 
@@ -131,6 +132,7 @@ MainWindow::MainWindow(bool persistent, QWidget* parent)
   views.ir = m_ir;
   views.diff = m_diff;
   m_coordinator = new Coordinator(views, this);
+  m_runs = new RunController(this);
 
   buildMenus();
   wireActions();
@@ -185,6 +187,8 @@ void MainWindow::buildMenus() {
   passes->addAction(m_actions.reset);
   passes->addSeparator();
   passes->addAction(m_actions.cancel);
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(m_actions.runOnCpu);
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(m_actions.about);
 
@@ -216,7 +220,28 @@ void MainWindow::wireActions() {
   connect(m_actions.back, &QAction::triggered, c, &Coordinator::back);
   connect(m_actions.forward, &QAction::triggered, c, &Coordinator::forward);
   connect(m_actions.reset, &QAction::triggered, c, &Coordinator::reset);
+  connect(m_actions.runOnCpu, &QAction::triggered, this, &MainWindow::runCurrentOnCpu);
+  connect(m_runs, &RunController::started, this, [this](const QString& what) {
+    m_progress->setRange(0, 100);
+    m_progress->setValue(0);
+    m_progress->show();
+    m_cancelButton->show();
+    m_statusText->setText(what);
+    updateActions();
+  });
+  connect(m_runs, &RunController::progress, this, [this](int percent, const QString& what) {
+    m_progress->setValue(percent);
+    m_statusText->setText(what);
+  });
+  connect(m_runs, &RunController::finished, this, [this](bool ok, const QString& summary) {
+    m_progress->hide();
+    m_cancelButton->hide();
+    m_statusText->setText(summary);
+    showBanner(summary, !ok);
+    updateActions();
+  });
   connect(m_actions.cancel, &QAction::triggered, this, [this] {
+    m_runs->cancel();
     m_coordinator->cancel();
     m_graph->cancelLayout();
   });
@@ -448,6 +473,16 @@ void MainWindow::updateActions() {
   m_actions.reset->setEnabled(!busy && s.hasModel() && s.snapshotCount() > 1);
   m_actions.exportView->setEnabled(s.hasModel());
   m_actions.showDiff->setEnabled(s.hasModel());
+  m_actions.runOnCpu->setEnabled(!busy && s.hasModel() && !m_runs->isRunning());
+}
+
+void MainWindow::runCurrentOnCpu() {
+  const auto& s = m_coordinator->session();
+  if (!s.hasModel())
+    return;
+  workbench::RunSettings settings;
+  settings.backend = workbench::Backend::Cpu;
+  m_runs->run(s.graph(s.currentIndex()), s.graph(0), int(s.currentIndex()), settings);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -456,6 +491,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     m_docks->saveLayout(settings);
   }
   m_coordinator->cancel();
+  m_runs->cancel();
   event->accept();
 }
 

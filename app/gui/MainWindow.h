@@ -25,6 +25,7 @@ class GraphView;
 class InspectorView;
 class IrTextView;
 class PipelinePanel;
+class RunController;
 class TimelineView;
 
 class MainWindow : public QMainWindow {
@@ -60,6 +61,7 @@ public:
   QStringList saveScreenshots(const QString& dir, QString* error);
 
   Coordinator* coordinator() const { return m_coordinator; }
+  RunController* runController() const { return m_runs; }
   GraphView* graphView() const { return m_graph; }
   PipelinePanel* pipelinePanel() const { return m_pipeline; }
   InspectorView* inspector() const { return m_inspector; }
@@ -88,11 +90,14 @@ private:
   void exportDialog();
   void updateTitle();
   void updateActions();
+  /// Runs the current snapshot on the CPU through the workbench and reports the comparison.
+  void runCurrentOnCpu();
 
   bool m_persistent;
   MainActions m_actions;
   std::unique_ptr<DockManager> m_docks;
   Coordinator* m_coordinator = nullptr;
+  RunController* m_runs = nullptr;
   GraphView* m_graph = nullptr;
   PipelinePanel* m_pipeline = nullptr;
   InspectorView* m_inspector = nullptr;

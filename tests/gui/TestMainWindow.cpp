@@ -11,6 +11,8 @@
 #include "app/gui/MainWindow.h"
 #include "app/gui/PipelineModels.h"
 #include "app/gui/PipelinePanel.h"
+#include "app/gui/RunController.h"
+#include "app/workbench/Inputs.h"
 #include "app/gui/TimelineModel.h"
 #include "app/gui/TimelineView.h"
 #include "app/gui/graph/GraphView.h"
@@ -238,6 +240,44 @@ private Q_SLOTS:
     QVERIFY2(description->text().contains("one of nchw8c, nhwc"), qPrintable(description->text()));
     list->setCurrentIndex(list->model()->index(2, 0));
     QVERIFY(w.pipelinePanel()->optionCompletions().isEmpty());
+  }
+
+  /// Run → Run on CPU compiles and runs the current snapshot off the GUI thread through the
+  /// workbench, and reports the same comparison the workbench computes directly.
+  void runsTheSnapshotOnTheCpuThroughTheWorkbench() {
+    MainWindow w(/*persistent=*/false);
+    w.show();
+    QVERIFY(w.openFile(sample("small_cnn.onnx")));
+    Coordinator* c = w.coordinator();
+    QVERIFY(c->setPipeline("canonicalize,fold-batchnorm,fuse"));
+    for (int i = 0; i < 3; ++i)
+      QVERIFY(stepAndWait(c));
+    RunController* runs = w.runController();
+    QSignalSpy finished(runs, &RunController::finished);
+    QSignalSpy progress(runs, &RunController::progress);
+    QVERIFY(w.actions().runOnCpu->isEnabled());
+    w.actions().runOnCpu->trigger(); // the current snapshot: 3
+    QVERIFY(finished.wait(120000));
+    QCOMPARE(finished.first().at(0).toBool(), true);
+    const QString summary = finished.first().at(1).toString();
+    QVERIFY2(summary.contains("agree with the imported model") && summary.contains("compiled"),
+             qPrintable(summary));
+    QVERIFY(progress.count() > 0); // the compile stages were reported
+    const RunOutcome& out = runs->lastOutcome();
+    QVERIFY(out.run && out.comparison);
+    // The same numbers as the workbench called directly on the same inputs.
+    auto inputs = workbench::gatherInputs(*c->session().graph(3), {}, 1, {});
+    QVERIFY(inputs.ok());
+    auto direct = workbench::runGraph(*c->session().graph(3), *inputs,
+                                      workbench::RunSettings{workbench::Backend::Cpu, {}, 0, 3, false});
+    QVERIFY(direct.ok());
+    auto cmp = workbench::compareWithReference(*c->session().graph(0), *c->session().graph(3),
+                                               *inputs, direct->outputs, std::nullopt);
+    QVERIFY(cmp.ok());
+    QCOMPARE(out.comparison->outputs.size(), cmp->outputs.size());
+    for (size_t i = 0; i < cmp->outputs.size(); ++i)
+      QCOMPARE(out.comparison->outputs[i].result.maxAbs, cmp->outputs[i].result.maxAbs);
+    QVERIFY(w.bannerText().contains("agree"));
   }
 
   void stepsForwardAndBackHighlightingTheStructuralDiff() {
