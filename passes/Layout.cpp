@@ -517,7 +517,7 @@ public:
                                   "the layout the convolution regions are rewritten to")};
   }
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
-    FB_ASSIGN_OR_RETURN(const std::string toName, ctx.options().getString("to"));
+    const std::string& toName = ctx.options().declared("to");
     auto to = parseLayout(toName);
     if (!to.ok() || *to == DataLayout::NCHW)
       return makeError("option to expects nchw8c or nhwc, got '", toName, "'");

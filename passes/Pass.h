@@ -4,6 +4,7 @@
 #include "core/Graph.h"
 #include "passes/PassOption.h"
 
+#include <cassert>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,6 +26,13 @@ public:
   /// pass runs, so a pass reads its options without repeating the defaults; an option that is
   /// neither given nor declared with a default is an error naming it.
   Expected<std::string> getString(const std::string& key) const;
+  /// The text of a declared option with a default (an enum's word): the pass manager has
+  /// filled it in and checked it against the declaration, so it is always there.
+  const std::string& declared(const std::string& key) const {
+    auto it = m_values.find(key);
+    assert(it != m_values.end() && "declared() reads options the pass declares with a default");
+    return it->second;
+  }
   Expected<int64_t> getInt(const std::string& key) const;
   Expected<double> getDouble(const std::string& key) const;
   Expected<bool> getBool(const std::string& key) const;

@@ -45,10 +45,8 @@ Expected<PruneOptions> readOptions(const PassOptions& o) {
   PruneOptions p;
   FB_ASSIGN_OR_RETURN(p.sparsity, o.getDouble("sparsity"));
   FB_ASSIGN_OR_RETURN(p.structured, o.getBool("structured"));
-  FB_ASSIGN_OR_RETURN(const std::string score, o.getString("score"));
-  p.score = score == "l1" ? ChannelScore::L1 : ChannelScore::L2;
-  FB_ASSIGN_OR_RETURN(const std::string scope, o.getString("scope"));
-  p.global = scope == "global";
+  p.score = o.declared("score") == "l1" ? ChannelScore::L1 : ChannelScore::L2;
+  p.global = o.declared("scope") == "global";
   FB_ASSIGN_OR_RETURN(p.eval, o.getInt("eval"));
   return p;
 }

@@ -73,7 +73,7 @@ std::vector<PassOptionSpec> quantizeOptionSpecs() {
 
 Expected<QuantizeOptions> readOptions(const PassOptions& o) {
   QuantizeOptions q;
-  FB_ASSIGN_OR_RETURN(const std::string method, o.getString("calibration"));
+  const std::string& method = o.declared("calibration");
   if (method == "minmax")
     q.calibration.method = CalibrationMethod::MinMax;
   else if (method == "percentile")
@@ -94,10 +94,8 @@ Expected<QuantizeOptions> readOptions(const PassOptions& o) {
   if (o.has("dir")) {
     FB_ASSIGN_OR_RETURN(q.inputs.files, npyFilesIn(o.getString("dir", "")));
   }
-  FB_ASSIGN_OR_RETURN(const std::string mode, o.getString("mode"));
-  q.scheme.symmetric = q.calibration.symmetric = mode == "symmetric";
-  FB_ASSIGN_OR_RETURN(const std::string dtype, o.getString("dtype"));
-  q.scheme.dtype = dtype == "int8" ? DType::I8 : DType::U8;
+  q.scheme.symmetric = q.calibration.symmetric = o.declared("mode") == "symmetric";
+  q.scheme.dtype = o.declared("dtype") == "int8" ? DType::I8 : DType::U8;
   FB_ASSIGN_OR_RETURN(q.perChannel, o.getBool("per_channel"));
   FB_ASSIGN_OR_RETURN(q.eval, o.getInt("eval"));
   return q;
