@@ -34,6 +34,35 @@ Status inferShapes(Graph& graph) {
   return Status::success();
 }
 
+bool isAtLeastAsPrecise(const TensorType& refined, const TensorType& before) {
+  if (refined.dtype != before.dtype || refined.rank() != before.rank())
+    return false;
+  for (size_t d = 0; d < before.rank(); ++d) {
+    const Dim& was = before.dims[d];
+    const Dim& now = refined.dims[d];
+    if (was.isStatic() && !(now.isStatic() && now.size() == was.size()))
+      return false;
+    if (was.isSymbol() && now.isUnknown())
+      return false;
+  }
+  return true;
+}
+
+Status refineShapes(Graph& graph) {
+  for (const auto& n : graph.nodes()) {
+    std::vector<TensorType> before;
+    for (size_t i = 0; i < n->numOutputs(); ++i)
+      before.push_back(n->output(i)->type());
+    FB_TRY(inferNodeShapes(*n));
+    for (size_t i = 0; i < n->numOutputs(); ++i)
+      if (!isAtLeastAsPrecise(n->output(i)->type(), before[i]))
+        return makeError(n->describe(), ": output '", n->output(i)->name(), "' was typed ",
+                         before[i].str(), " but now infers as ", n->output(i)->type().str(),
+                         ", which says less or contradicts it");
+  }
+  return Status::success();
+}
+
 Status specializeDims(Graph& graph, const std::map<std::string, int64_t>& sizes) {
   for (Value* in : graph.inputs()) {
     TensorType t = in->type();

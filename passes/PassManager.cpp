@@ -2,6 +2,7 @@
 #include "passes/PassManager.h"
 #include "core/Interpreter.h"
 #include "core/RandomInputs.h"
+#include "core/ShapeInference.h"
 #include "core/Verifier.h"
 #include "core/text/IrPrinter.h"
 
@@ -146,6 +147,10 @@ Expected<Snapshot> PassManager::applyPass(const Graph& current, Pass& pass,
   record.milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   record.iterations = runs;
+  // Refinement is part of every pass's contract: types downstream of what the pass made static
+  // become as precise as inference can make them (and never less precise).
+  if (Status refined = refineShapes(*work); !refined.ok())
+    return refined.error().withContext("refining types after pass '" + name + "'");
   if (m_options.verifyEach) {
     Status st = verify(*work);
     if (!st.ok())

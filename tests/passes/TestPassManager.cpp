@@ -336,25 +336,41 @@ private Q_SLOTS:
     QCOMPARE(printGraph(*g), before);
   }
 
-  void verifierCatchesBrokenPass() {
+  void refinementCatchesBrokenPass() {
     auto g = parseIr(kChain);
     const std::string before = printGraph(*g);
     CorruptTypePass pass;
     auto snap = PassManager().applyPass(*g, pass, PipelineStep{"corrupt-type", {}});
     QVERIFY(!snap.ok());
     const std::string& m = snap.error().message();
-    QVERIFY2(m.find("verifier after pass 'corrupt-type'") != std::string::npos, m.c_str());
+    QVERIFY2(m.find("refining types after pass 'corrupt-type'") != std::string::npos, m.c_str());
+    QVERIFY2(m.find("was typed i32[2, 3] but now infers as f32[2, 3]") != std::string::npos, m.c_str());
     QCOMPARE(printGraph(*g), before);
-    // With the verifier off the broken graph goes through: the check above is what caught it.
+    // Refinement is part of every pass's contract, not an optional check: with the verifier
+    // off, a type that contradicts inference is still refused.
     PassManagerOptions off;
     off.verifyEach = false;
-    auto unchecked = PassManager(off).applyPass(*g, pass, PipelineStep{"corrupt-type", {}});
-    QVERIFY(unchecked.ok());
-    QVERIFY(!verify(*unchecked->graph).ok());
+    QVERIFY(!PassManager(off).applyPass(*g, pass, PipelineStep{"corrupt-type", {}}).ok());
     // An empty step name falls back to the pass's own name.
     auto named = PassManager().applyPass(*g, pass, PipelineStep{});
     QVERIFY(!named.ok());
     QVERIFY(named.error().message().find("'corrupt-type'") != std::string::npos);
+  }
+
+  /// Precision only grows: a size stays, a symbol may become a size, dtype and rank never change.
+  void precisionOrder() {
+    const TensorType sym(DType::F32, {Dim::symbol("N"), Dim(3)});
+    const TensorType unk(DType::F32, {Dim::unknown(), Dim(3)});
+    const TensorType fixed = TensorType::of(DType::F32, {2, 3});
+    QVERIFY(isAtLeastAsPrecise(fixed, sym));
+    QVERIFY(isAtLeastAsPrecise(fixed, unk));
+    QVERIFY(isAtLeastAsPrecise(sym, unk));
+    QVERIFY(isAtLeastAsPrecise(sym, sym));
+    QVERIFY(!isAtLeastAsPrecise(sym, fixed));
+    QVERIFY(!isAtLeastAsPrecise(unk, sym));
+    QVERIFY(!isAtLeastAsPrecise(TensorType::of(DType::F32, {4, 3}), fixed));
+    QVERIFY(!isAtLeastAsPrecise(TensorType::of(DType::I32, {2, 3}), fixed));
+    QVERIFY(!isAtLeastAsPrecise(TensorType::of(DType::F32, {2, 3, 1}), fixed));
   }
 
   void passLimitAndDisabled() {
