@@ -123,6 +123,31 @@ void Graph::reserveNodeId(NodeId id) {
     r->m_nextNodeId = id + 1;
 }
 
+size_t Graph::makeNodeNamesUnique() {
+  std::unordered_set<std::string> taken;
+  for (const auto& n : m_nodes)
+    taken.insert(n->name());
+  std::unordered_set<std::string> seen;
+  size_t renamed = 0;
+  for (const auto& n : m_nodes) {
+    if (n->body())
+      renamed += n->body()->makeNodeNamesUnique();
+    if (n->name().empty() || seen.insert(n->name()).second)
+      continue;
+    for (size_t k = 1;; ++k) {
+      std::string candidate = n->name() + "_" + std::to_string(k);
+      if (!taken.count(candidate)) {
+        taken.insert(candidate);
+        seen.insert(candidate);
+        n->setName(candidate);
+        break;
+      }
+    }
+    ++renamed;
+  }
+  return renamed;
+}
+
 std::string Graph::uniqueValueName(const std::string& base) {
   std::string stem = base.empty() ? "t" : base;
   if (!m_valueByName.count(stem))

@@ -179,6 +179,12 @@ public:
   /// Appends a node with fresh outputs (named from outputNames, or generated).
   Node* addNode(OpKind op, const std::vector<Value*>& inputs, size_t numOutputs,
                 const std::vector<std::string>& outputNames = {}, const std::string& name = "");
+  /// Renames nodes whose (non-empty) name an earlier node of this graph already has, to
+  /// "name_1", "name_2", ..., in execution order, and does the same inside every fused body
+  /// (names are unique per graph). Exporters and ONNX Runtime need unique node names; a pass
+  /// that copies a node's name into the nodes it creates need not care. Returns how many nodes
+  /// were renamed.
+  size_t makeNodeNamesUnique();
   /// Like addNode, but inserts before `before` in the execution order.
   Node* insertNodeBefore(Node* before, OpKind op, const std::vector<Value*>& inputs,
                          size_t numOutputs, const std::vector<std::string>& outputNames = {},

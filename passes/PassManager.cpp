@@ -151,6 +151,8 @@ Expected<Snapshot> PassManager::applyPass(const Graph& current, Pass& pass,
   // become as precise as inference can make them (and never less precise).
   if (Status refined = refineShapes(*work); !refined.ok())
     return refined.error().withContext("refining types after pass '" + name + "'");
+  // Node names stay unique (exports must load in ONNX Runtime), whatever names a pass copied.
+  work->makeNodeNamesUnique();
   if (m_options.verifyEach) {
     Status st = verify(*work);
     if (!st.ok())

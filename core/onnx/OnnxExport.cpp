@@ -118,6 +118,18 @@ private:
     return candidate;
   }
 
+  /// A node name no earlier node of the file has (ONNX Runtime refuses duplicates; the bodies
+  /// of fused groups are inlined next to other nodes). Empty names stay empty.
+  std::string freshNodeName(const std::string& base) {
+    if (base.empty())
+      return base;
+    std::string candidate = base;
+    for (uint64_t i = 1; m_nodeNames.count(candidate); ++i)
+      candidate = base + "_" + std::to_string(i);
+    m_nodeNames.insert(candidate);
+    return candidate;
+  }
+
   Expected<std::string> nameOf(const Value* v, const Node& user) {
     auto it = m_names.find(v);
     if (it == m_names.end())
@@ -146,7 +158,7 @@ private:
       return makeUnsupported(node.describe(), ": op ", info.name, " has no ONNX equivalent");
     auto* proto = m_proto.add_node();
     proto->set_op_type(info.onnxName);
-    proto->set_name(node.name());
+    proto->set_name(freshNodeName(node.name()));
     proto->set_doc_string(formatNodeTag(node));
     size_t numInputs = node.numInputs();
     while (numInputs > 0 && !node.input(numInputs - 1))
@@ -213,7 +225,7 @@ private:
     for (const auto& [from, to] : copies) {
       auto* proto = m_proto.add_node();
       proto->set_op_type("Identity");
-      proto->set_name(prefix + "copy_" + to->name());
+      proto->set_name(freshNodeName(prefix + "copy_" + to->name()));
       FB_ASSIGN_OR_RETURN(std::string fromName, nameOf(from, group));
       proto->add_input(fromName);
       proto->add_output(m_names.at(to));
@@ -226,6 +238,7 @@ private:
   std::unordered_map<const Value*, std::string> m_names; // value → its name in the file
   std::unordered_set<std::string> m_used;                // every name given out so far
   std::unordered_set<std::string> m_outputNames;         // top-level graph outputs
+  std::unordered_set<std::string> m_nodeNames;           // every node name given out so far
 };
 
 } // namespace

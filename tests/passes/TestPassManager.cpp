@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <span>
 #include <sstream>
 
@@ -355,6 +356,34 @@ private Q_SLOTS:
     auto named = PassManager().applyPass(*g, pass, PipelineStep{});
     QVERIFY(!named.ok());
     QVERIFY(named.error().message().find("'corrupt-type'") != std::string::npos);
+  }
+
+  /// Node names stay unique through every pass: a pass that names a new node after the node it
+  /// replaces (as lowering and quantization do) gets a suffixed name, inside fused bodies too.
+  void nodeNamesStayUnique() {
+    auto g = parseIr(kChain);
+    for (const auto& n : g->nodes())
+      const_cast<Node*>(n.get())->setName("same");
+    class CopyNamePass : public Pass {
+    public:
+      std::string name() const override { return "copy-name"; }
+      std::string summary() const override { return "test only"; }
+      std::string description() const override { return "Adds a Relu named like the last node."; }
+      Expected<bool> run(Graph& graph, PassContext&) override {
+        Node* last = graph.nodes().back().get();
+        Node* relu = graph.addNode(OpKind::Relu, {last->output(0)}, 1, {}, last->name());
+        graph.setOutput(0, relu->output(0));
+        FB_TRY(inferNodeShapes(*relu));
+        return true;
+      }
+    } pass;
+    auto snap = PassManager().applyPass(*g, pass, PipelineStep{});
+    QVERIFY2(snap.ok(), snap.ok() ? "" : snap.error().message().c_str());
+    std::set<std::string> names;
+    for (const auto& n : snap->graph->nodes())
+      QVERIFY2(names.insert(n->name()).second, n->name().c_str());
+    QCOMPARE(names.size(), size_t(5));
+    QVERIFY(names.count("same") && names.count("same_1") && names.count("same_4"));
   }
 
   /// Precision only grows: a size stays, a symbol may become a size, dtype and rank never change.
