@@ -8,9 +8,9 @@ namespace fb {
 
 Tolerance defaultTolerance(DType dtype) {
   switch (dtype) {
-  case DType::F32: return {1e-4, 1e-3};
+  case DType::F32: return {1e-4, 1e-3, 1e-5};
   case DType::F16:
-  case DType::BF16: return {1e-2, 1e-2};
+  case DType::BF16: return {1e-2, 1e-2, 1e-3};
   case DType::I8:
   case DType::U8:
   case DType::I32:
@@ -32,6 +32,12 @@ TensorComparison compareTensors(const Tensor& ref, const Tensor& got, const Tole
     c.reason = "expected " + ref.type().str() + ", got " + got.type().str();
     return c;
   }
+  double scale = 0;
+  if (tol.stol > 0)
+    for (int64_t i = 0; i < ref.numElements(); ++i)
+      if (double r = std::fabs(ref.getAsDouble(i)); std::isfinite(r))
+        scale = std::max(scale, r);
+  const double scaleAllowance = tol.stol * scale;
   double dot = 0, nr = 0, ng = 0;
   for (int64_t i = 0; i < ref.numElements(); ++i) {
     double r = ref.getAsDouble(i), g = got.getAsDouble(i);
@@ -47,7 +53,10 @@ TensorComparison compareTensors(const Tensor& ref, const Tensor& got, const Tole
       c.maxAbs = d;
     if (std::isfinite(r) && rel > c.maxRel)
       c.maxRel = rel;
-    if (d > tol.atol + tol.rtol * std::fabs(r) && c.firstBad < 0)
+    // Written so that a NaN tolerance accepts nothing; NaN and inf references (whose match
+    // gave d = 0 above) add no relative allowance.
+    const double magnitude = std::isfinite(r) ? std::fabs(r) : 0.0;
+    if (!(d <= tol.atol + tol.rtol * magnitude + scaleAllowance) && c.firstBad < 0)
       c.firstBad = i;
     if (std::isfinite(r) && std::isfinite(g)) {
       dot += r * g;

@@ -7,14 +7,20 @@
 
 namespace fb {
 
-/// Absolute and relative tolerance: |got - ref| <= atol + rtol * |ref| for every element.
+/// Absolute, relative and scale tolerance: for every element
+///   |got - ref| <= atol + rtol * |ref| + stol * scale,   scale = max |ref| over the tensor.
+/// The scale term accepts the rounding a float computation makes relative to the magnitude of
+/// the whole tensor (a sum of values near 1e13 that ends near 0 carries an error near 1e13·ε),
+/// which neither a per-element relative nor a fixed absolute tolerance can, in the manner of
+/// Polygraphy's per-tensor error statistics. stol = 0 is the plain atol/rtol rule.
 struct Tolerance {
   double atol = 1e-4;
   double rtol = 1e-3;
+  double stol = 0;
 };
 
-/// The documented default tolerance for a dtype: f32 1e-4 + 1e-3·|ref|; f16 and bf16 1e-2 +
-/// 1e-2·|ref|; integers and bool exact.
+/// The documented default tolerance for a dtype: f32 1e-4 + 1e-3·|ref| + 1e-5·scale; f16 and
+/// bf16 1e-2 + 1e-2·|ref| + 1e-3·scale; integers and bool exact.
 Tolerance defaultTolerance(DType dtype);
 
 /// How far `got` is from `ref`.

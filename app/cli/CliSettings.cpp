@@ -109,14 +109,24 @@ Expected<std::optional<Tolerance>> toleranceFrom(const CliOptions& o) {
   std::string a = spec.substr(0, comma);
   t.atol = std::strtod(a.c_str(), &end);
   if (a.empty() || *end != '\0' || !(t.atol >= 0) || !std::isfinite(t.atol))
-    return makeError("--tolerance expects A[,R] with non-negative numbers, got '", spec, "'");
+    return makeError("--tolerance expects A[,R[,S]] with non-negative numbers, got '", spec, "'");
   t.rtol = 0;
-  if (comma != std::string::npos) {
-    std::string r = spec.substr(comma + 1);
-    t.rtol = std::strtod(r.c_str(), &end);
-    if (r.empty() || *end != '\0' || !(t.rtol >= 0) || !std::isfinite(t.rtol))
-      return makeError("--tolerance expects A[,R] with non-negative numbers, got '", spec, "'");
+  t.stol = 0;
+  // R and S follow A: "1e-4", "1e-4,1e-3", "1e-4,1e-3,1e-5".
+  double* more[] = {&t.rtol, &t.stol};
+  size_t at = comma;
+  for (double* field : more) {
+    if (at == std::string::npos)
+      break;
+    size_t next = spec.find(',', at + 1);
+    std::string r = spec.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+    *field = std::strtod(r.c_str(), &end);
+    if (r.empty() || *end != '\0' || !(*field >= 0) || !std::isfinite(*field))
+      return makeError("--tolerance expects A[,R[,S]] with non-negative numbers, got '", spec, "'");
+    at = next;
   }
+  if (at != std::string::npos)
+    return makeError("--tolerance expects A[,R[,S]] with non-negative numbers, got '", spec, "'");
   return std::optional<Tolerance>(t);
 }
 
