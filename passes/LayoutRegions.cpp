@@ -36,12 +36,32 @@ std::optional<ElementwiseRule> elementwiseRule(OpKind op) {
   case OpKind::Ceil:
   case OpKind::HardSwish:
   case OpKind::Identity:
+  case OpKind::Sign:
+  case OpKind::Round:
+  case OpKind::Sin:
+  case OpKind::Tan:
+  case OpKind::Asin:
+  case OpKind::Atan:
+  case OpKind::Sinh:
+  case OpKind::Asinh:
+  case OpKind::Atanh:
+  case OpKind::Elu:
+  case OpKind::Selu:
+  case OpKind::Celu:
+  case OpKind::Softsign:
+  case OpKind::Mish:
+  case OpKind::ThresholdedRelu: // x > alpha ? x : 0 is 0 at 0 for every alpha
   case OpKind::Clip: // checked against its bounds below
     return ElementwiseRule{true, AtZero::Zero};
   case OpKind::Sigmoid:
   case OpKind::HardSigmoid:
-  case OpKind::Exp: return ElementwiseRule{true, AtZero::Finite};
+  case OpKind::Exp:
+  case OpKind::Cos:
+  case OpKind::Acos:
+  case OpKind::Cosh:
+  case OpKind::Softplus: return ElementwiseRule{true, AtZero::Finite};
   case OpKind::Log:
+  case OpKind::Acosh: // acosh(0) is NaN
   case OpKind::Reciprocal: return ElementwiseRule{true, AtZero::Unsafe};
   case OpKind::Add:
   case OpKind::Sub:

@@ -55,6 +55,13 @@ bool isChannelwise(OpKind op) {
   case OpKind::HardSigmoid:
   case OpKind::HardSwish:
   case OpKind::Tanh:
+  case OpKind::Elu:
+  case OpKind::Selu:
+  case OpKind::Celu:
+  case OpKind::Softplus:
+  case OpKind::Softsign:
+  case OpKind::Mish:
+  case OpKind::ThresholdedRelu:
   case OpKind::Clip:
   case OpKind::Identity:
   case OpKind::MaxPool:

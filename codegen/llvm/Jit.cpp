@@ -43,6 +43,16 @@ float fbPowf(float x, float y) { return std::pow(x, y); }
 double fbPow(double x, double y) { return std::pow(x, y); }
 float fbSinf(float x) { return std::sin(x); }
 float fbCosf(float x) { return std::cos(x); }
+float fbTanf(float x) { return std::tan(x); }
+float fbAsinf(float x) { return std::asin(x); }
+float fbAcosf(float x) { return std::acos(x); }
+float fbAtanf(float x) { return std::atan(x); }
+float fbSinhf(float x) { return std::sinh(x); }
+float fbCoshf(float x) { return std::cosh(x); }
+float fbAsinhf(float x) { return std::asinh(x); }
+float fbAcoshf(float x) { return std::acosh(x); }
+float fbAtanhf(float x) { return std::atanh(x); }
+float fbLog1pf(float x) { return std::log1p(x); }
 float fbFmodf(float x, float y) { return std::fmod(x, y); }
 float fbRoundf(float x) { return std::round(x); }
 float fbSqrtf(float x) { return std::sqrt(x); }
@@ -143,6 +153,16 @@ Expected<std::unique_ptr<Jit>> Jit::create(const JitOptions& options) {
   define("pow", &fbPow);
   define("sinf", &fbSinf);
   define("cosf", &fbCosf);
+  define("tanf", &fbTanf);
+  define("asinf", &fbAsinf);
+  define("acosf", &fbAcosf);
+  define("atanf", &fbAtanf);
+  define("sinhf", &fbSinhf);
+  define("coshf", &fbCoshf);
+  define("asinhf", &fbAsinhf);
+  define("acoshf", &fbAcoshf);
+  define("atanhf", &fbAtanhf);
+  define("log1pf", &fbLog1pf);
   define("fmodf", &fbFmodf);
   define("roundf", &fbRoundf);
   define("sqrtf", &fbSqrtf);

@@ -144,6 +144,9 @@ private:
   llvm::Value* emitExpr(const ExprPtr& e);
   llvm::Value* emitUnary(const Expr& e, llvm::Value* a);
   llvm::Value* emitBinary(const Expr& e, llvm::Value* a, llvm::Value* b);
+  /// Integer a / b or a % b that never traps: x / 0 and x % 0 are 0, INT_MIN / -1 wraps (the
+  /// interpreter's and the loop evaluator's results). The guards fold away for a constant b.
+  llvm::Value* emitIntDivRem(bool isDiv, bool un, llvm::Value* a, llvm::Value* b);
   llvm::Value* emitCast(DType from, DType to, llvm::Value* v);
   Affine emitAffine(const ExprPtr& e);
   llvm::Value* vectorOf(const Affine& a);

@@ -546,6 +546,18 @@ llvm::Value* Emitter::emitUnary(const Expr& e, llvm::Value* a) {
   case UnaryOp::Ceil: return m_b.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, a);
   case UnaryOp::Round: return m_b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, a);
   case UnaryOp::Sigmoid: return emitFastSigmoid(m_b, a);
+  case UnaryOp::Log1p: return emitScalarizedCall(m_b, m_module, "log1pf", a);
+  case UnaryOp::Sin: return emitScalarizedCall(m_b, m_module, "sinf", a);
+  case UnaryOp::Cos: return emitScalarizedCall(m_b, m_module, "cosf", a);
+  case UnaryOp::Tan: return emitScalarizedCall(m_b, m_module, "tanf", a);
+  case UnaryOp::Asin: return emitScalarizedCall(m_b, m_module, "asinf", a);
+  case UnaryOp::Acos: return emitScalarizedCall(m_b, m_module, "acosf", a);
+  case UnaryOp::Atan: return emitScalarizedCall(m_b, m_module, "atanf", a);
+  case UnaryOp::Sinh: return emitScalarizedCall(m_b, m_module, "sinhf", a);
+  case UnaryOp::Cosh: return emitScalarizedCall(m_b, m_module, "coshf", a);
+  case UnaryOp::Asinh: return emitScalarizedCall(m_b, m_module, "asinhf", a);
+  case UnaryOp::Acosh: return emitScalarizedCall(m_b, m_module, "acoshf", a);
+  case UnaryOp::Atanh: return emitScalarizedCall(m_b, m_module, "atanhf", a);
   }
   __builtin_unreachable();
 }
@@ -558,8 +570,8 @@ llvm::Value* Emitter::emitBinary(const Expr& e, llvm::Value* a, llvm::Value* b) 
   case BinaryOp::Add: return fp ? m_b.CreateFAdd(a, b) : m_b.CreateAdd(a, b);
   case BinaryOp::Sub: return fp ? m_b.CreateFSub(a, b) : m_b.CreateSub(a, b);
   case BinaryOp::Mul: return fp ? m_b.CreateFMul(a, b) : m_b.CreateMul(a, b);
-  case BinaryOp::Div: return fp ? m_b.CreateFDiv(a, b) : un ? m_b.CreateUDiv(a, b) : m_b.CreateSDiv(a, b);
-  case BinaryOp::Mod: return fp ? m_b.CreateFRem(a, b) : un ? m_b.CreateURem(a, b) : m_b.CreateSRem(a, b);
+  case BinaryOp::Div: return fp ? m_b.CreateFDiv(a, b) : emitIntDivRem(true, un, a, b);
+  case BinaryOp::Mod: return fp ? m_b.CreateFRem(a, b) : emitIntDivRem(false, un, a, b);
   // std::min / std::max semantics (the interpreter's): min(a, b) = b < a ? b : a.
   case BinaryOp::Min:
     return fp ? m_b.CreateSelect(m_b.CreateFCmpOLT(b, a), b, a)
@@ -588,6 +600,31 @@ llvm::Value* Emitter::emitBinary(const Expr& e, llvm::Value* a, llvm::Value* b) 
   case BinaryOp::Or: return m_b.CreateOr(a, b);
   }
   __builtin_unreachable();
+}
+
+llvm::Value* Emitter::emitIntDivRem(bool isDiv, bool un, llvm::Value* a, llvm::Value* b) {
+  // x86's div and idiv trap on a zero divisor and on INT_MIN / -1; LLVM makes both undefined.
+  // Divide by a safe divisor (1 in those cases) and fix the quotient up: x % 1 is already the
+  // 0 wanted for the remainder, x / 1 becomes 0 (zero divisor) or -x (divisor -1, wrapping).
+  const llvm::ConstantInt* c = llvm::dyn_cast<llvm::ConstantInt>(b);
+  if (auto* k = llvm::dyn_cast<llvm::Constant>(b); k && !c)
+    c = llvm::dyn_cast_or_null<llvm::ConstantInt>(k->getSplatValue());
+  if (c && !c->isZero() && (un || !c->isMinusOne())) // index math: no guard needed
+    return isDiv ? (un ? m_b.CreateUDiv(a, b) : m_b.CreateSDiv(a, b))
+                 : (un ? m_b.CreateURem(a, b) : m_b.CreateSRem(a, b));
+  llvm::Type* t = b->getType();
+  llvm::Value* one = llvm::ConstantInt::get(t, 1);
+  llvm::Value* isZero = m_b.CreateICmpEQ(b, llvm::Constant::getNullValue(t));
+  llvm::Value* isMinusOne =
+      un ? nullptr : m_b.CreateICmpEQ(b, llvm::Constant::getAllOnesValue(t));
+  llvm::Value* unsafe = isMinusOne ? m_b.CreateOr(isZero, isMinusOne) : isZero;
+  llvm::Value* safe = m_b.CreateSelect(unsafe, one, b);
+  if (!isDiv)
+    return un ? m_b.CreateURem(a, safe) : m_b.CreateSRem(a, safe);
+  llvm::Value* q = un ? m_b.CreateUDiv(a, safe) : m_b.CreateSDiv(a, safe);
+  if (isMinusOne)
+    q = m_b.CreateSelect(isMinusOne, m_b.CreateNeg(a), q);
+  return m_b.CreateSelect(isZero, llvm::Constant::getNullValue(t), q);
 }
 
 llvm::Value* Emitter::emitCast(DType from, DType to, llvm::Value* v) {

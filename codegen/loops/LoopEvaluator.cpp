@@ -304,8 +304,14 @@ private:
       l.i = l.i != 0;
       l.f = double(l.i);
     } else {
+      // Wrap to the type's width, as the emitted code's narrow registers do (BitShift's u8
+      // x * 2^8 is 0).
       if (t.dtype == DType::I32)
         l.i = int64_t(int32_t(l.i));
+      else if (t.dtype == DType::I8)
+        l.i = int64_t(int8_t(l.i));
+      else if (t.dtype == DType::U8)
+        l.i = int64_t(uint8_t(l.i));
       l.f = double(l.i);
     }
     return l;
@@ -333,6 +339,19 @@ private:
     case UnaryOp::Ceil: r.f = std::ceil(x); break;
     case UnaryOp::Round: r.f = std::nearbyint(x); break;
     case UnaryOp::Sigmoid: r.f = 1.0f / (1.0f + std::exp(-float(x))); break;
+    // The float libm functions, as the emitted code calls them (sinf ...).
+    case UnaryOp::Log1p: r.f = std::log1p(float(x)); break;
+    case UnaryOp::Sin: r.f = std::sin(float(x)); break;
+    case UnaryOp::Cos: r.f = std::cos(float(x)); break;
+    case UnaryOp::Tan: r.f = std::tan(float(x)); break;
+    case UnaryOp::Asin: r.f = std::asin(float(x)); break;
+    case UnaryOp::Acos: r.f = std::acos(float(x)); break;
+    case UnaryOp::Atan: r.f = std::atan(float(x)); break;
+    case UnaryOp::Sinh: r.f = std::sinh(float(x)); break;
+    case UnaryOp::Cosh: r.f = std::cosh(float(x)); break;
+    case UnaryOp::Asinh: r.f = std::asinh(float(x)); break;
+    case UnaryOp::Acosh: r.f = std::acosh(float(x)); break;
+    case UnaryOp::Atanh: r.f = std::atanh(float(x)); break;
     }
     (void)isFloat;
     r.i = int64_t(r.f);
@@ -370,8 +389,9 @@ private:
     case BinaryOp::Add: r.i = int64_t(uint64_t(x) + uint64_t(y)); break;
     case BinaryOp::Sub: r.i = int64_t(uint64_t(x) - uint64_t(y)); break;
     case BinaryOp::Mul: r.i = int64_t(uint64_t(x) * uint64_t(y)); break;
-    case BinaryOp::Div: r.i = y == 0 ? 0 : x / y; break;
-    case BinaryOp::Mod: r.i = y == 0 ? 0 : x % y; break;
+    // x / 0 and x % 0 are 0 and x / -1 wraps, as in the interpreter and the emitted code.
+    case BinaryOp::Div: r.i = y == 0 ? 0 : y == -1 ? int64_t(0 - uint64_t(x)) : x / y; break;
+    case BinaryOp::Mod: r.i = y == 0 || y == -1 ? 0 : x % y; break;
     case BinaryOp::Min: r.i = std::min(x, y); break;
     case BinaryOp::Max: r.i = std::max(x, y); break;
     case BinaryOp::Pow: r.i = int64_t(std::pow(double(x), double(y))); break;

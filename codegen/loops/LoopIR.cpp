@@ -58,6 +58,18 @@ const char* unaryOpName(UnaryOp op) {
   case UnaryOp::Ceil: return "ceil";
   case UnaryOp::Round: return "round";
   case UnaryOp::Sigmoid: return "sigmoid";
+  case UnaryOp::Log1p: return "log1p";
+  case UnaryOp::Sin: return "sin";
+  case UnaryOp::Cos: return "cos";
+  case UnaryOp::Tan: return "tan";
+  case UnaryOp::Asin: return "asin";
+  case UnaryOp::Acos: return "acos";
+  case UnaryOp::Atan: return "atan";
+  case UnaryOp::Sinh: return "sinh";
+  case UnaryOp::Cosh: return "cosh";
+  case UnaryOp::Asinh: return "asinh";
+  case UnaryOp::Acosh: return "acosh";
+  case UnaryOp::Atanh: return "atanh";
   }
   assert(false && "unknown unary op");
   return "?";

@@ -88,10 +88,13 @@ enum class UnaryOp : uint8_t {
   Neg, Not, Abs, Exp, Log, Sqrt, Tanh, Erf, Floor, Ceil,
   Round, ///< to nearest, ties to even (QuantizeLinear)
   Sigmoid, ///< 1 / (1 + exp(-x)); kept as one op so emitters can pick a fast form
+  Log1p,   ///< log(1 + x), accurate for small x (softplus)
+  // Trigonometric and hyperbolic functions: libm calls (sinf ...) in emitted code.
+  Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,
 };
 enum class BinaryOp : uint8_t {
   Add, Sub, Mul, Div,
-  Mod, ///< integer remainder with the sign of the dividend (C's %); index math only
+  Mod, ///< remainder with the sign of the dividend (C's %, fmod); an integer x % 0 is 0
   Min, Max,
   Pow, ///< float power (std::pow)
   Eq, Ne, Lt, Le, Gt, Ge, ///< comparisons: bool result

@@ -98,6 +98,13 @@ bool isInlineOp(OpKind op);
 /// Defines every output of an inline node in terms of reads of its inputs.
 Status defineInline(KernelBuilder& b, const Node& node);
 
+/// True for the ops defineElementwiseMath lowers: trigonometric and hyperbolic functions, Sign,
+/// Round, IsNaN, IsInf, the ELU family and other activations, Mod, LessOrEqual, GreaterOrEqual,
+/// Xor and BitShift (codegen/loops/LowerElementwiseMath.cpp).
+bool isElementwiseMathOp(OpKind op);
+/// Defines the output of an elementwise math op (see isElementwiseMathOp) inline.
+Status defineElementwiseMath(KernelBuilder& b, const Node& node);
+
 /// Builds the loop nest of a nest op writing `out` (the node's output 0 or a buffer it is fused
 /// into), applying `epilogue` to each element's final value.
 Expected<StmtPtr> lowerNestOp(KernelBuilder& b, const Node& node, const BufferPtr& out,

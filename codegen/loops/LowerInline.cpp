@@ -298,6 +298,8 @@ Status defineInline(KernelBuilder& b, const Node& n) {
       ((allInputsConstant(b, n) && n.numInputs() > 0) &&
        (n.op() == OpKind::ConstantOfShape || n.op() == OpKind::Range)))
     return foldAtCompileTime(b, n);
+  if (isElementwiseMathOp(n.op()))
+    return defineElementwiseMath(b, n);
 
   switch (n.op()) {
   case OpKind::Relu: {

@@ -1,5 +1,5 @@
-// Broadcasting elementwise ops: arithmetic, Pow, PRelu, variadic Max/Min/Sum/Mean, comparisons,
-// logic and Where.
+// Broadcasting elementwise ops: arithmetic, Mod, Pow, PRelu, variadic Max/Min/Sum/Mean,
+// comparisons, logic, BitShift and Where.
 #include "core/ops/MathUtil.h"
 #include "core/ops/OpRegistration.h"
 
@@ -20,7 +20,12 @@ constexpr DTypeSet binaryDTypes(OpKind k) {
   case OpKind::Min:
   case OpKind::Less:
   case OpKind::Greater:
+  case OpKind::LessOrEqual:
+  case OpKind::GreaterOrEqual:
+  case OpKind::Mod:
     return kNumericTypes;
+  case OpKind::BitShift: // unsigned integers only; u8 is Fusebox's one
+    return dtypeBit(DType::U8);
   case OpKind::Sum:
   case OpKind::Mean:
     return kFloatTypes;
@@ -30,6 +35,7 @@ constexpr DTypeSet binaryDTypes(OpKind k) {
     return kAllTypes;
   case OpKind::And:
   case OpKind::Or:
+  case OpKind::Xor:
     return kBoolType;
   default:
     assert(false && "not a same-typed broadcasting op");
@@ -39,7 +45,8 @@ constexpr DTypeSet binaryDTypes(OpKind k) {
 
 /// True for the ops whose result is bool while their operands are not.
 constexpr bool isComparison(OpKind k) {
-  return k == OpKind::Equal || k == OpKind::Less || k == OpKind::Greater;
+  return k == OpKind::Equal || k == OpKind::Less || k == OpKind::Greater ||
+         k == OpKind::LessOrEqual || k == OpKind::GreaterOrEqual;
 }
 
 /// Output sizes of broadcasting every present input, or an error naming the node.
@@ -131,6 +138,40 @@ template <OpKind K, typename C> C applyArith(C x, C y) {
   }
 }
 
+/// x mod y. With `fmod` the remainder has the sign of the dividend (C's fmod and %); without it,
+/// the sign of the divisor (Python's %, np.mod), which ONNX defines for integers only. Modulo by
+/// zero has no defined result in ONNX; 0 keeps the interpreter from trapping, as `divide` does,
+/// and the CPU backend computes the same.
+template <typename C> C modulo(C x, C y, bool fmod) {
+  if constexpr (std::is_integral_v<C>) {
+    if (y == C(0))
+      return C(0);
+    if constexpr (std::is_signed_v<C>) {
+      if (y == C(-1))
+        return C(0); // INT_MIN % -1 traps in C; the remainder is 0 either way
+      C r = C(x % y);
+      if (!fmod && r != C(0) && (r < C(0)) != (y < C(0)))
+        r = C(r + y); // |r| < |y| and the signs differ: no overflow
+      return r;
+    } else {
+      (void)fmod;
+      return C(x % y);
+    }
+  } else {
+    (void)fmod; // float inputs require fmod=1 (checked by inference)
+    return std::fmod(x, y);
+  }
+}
+
+/// x shifted by y bits (left or right) on the unsigned type C; by the width or more gives 0, as
+/// np.left_shift / np.right_shift do.
+template <typename C> C bitShift(C x, C y, bool left) {
+  static_assert(std::is_unsigned_v<C>);
+  if (uint64_t(y) >= sizeof(C) * 8)
+    return C(0);
+  return left ? C(x << y) : C(x >> y);
+}
+
 /// The element function of a comparison or logic op.
 template <OpKind K, typename C> bool applyCompare(C x, C y) {
   if constexpr (K == OpKind::Equal)
@@ -139,10 +180,16 @@ template <OpKind K, typename C> bool applyCompare(C x, C y) {
     return x < y;
   else if constexpr (K == OpKind::Greater)
     return x > y;
+  else if constexpr (K == OpKind::LessOrEqual)
+    return x <= y;
+  else if constexpr (K == OpKind::GreaterOrEqual)
+    return x >= y;
   else if constexpr (K == OpKind::And)
     return x && y;
   else if constexpr (K == OpKind::Or)
     return x || y;
+  else if constexpr (K == OpKind::Xor)
+    return x != y;
   else
     static_assert(K == OpKind::Equal, "applyCompare: not a comparison");
 }
@@ -228,6 +275,39 @@ template <OpKind K> Status inferSameTyped(InferContext& ctx) {
   return Status::success();
 }
 
+/// Reads Mod's `fmod` (0 or 1, default 0).
+template <typename Ctx> Expected<bool> readFmod(const Ctx& ctx) {
+  FB_ASSIGN_OR_RETURN(int64_t f, intAttr(ctx, "fmod", 0));
+  if (f != 0 && f != 1)
+    return ctx.error("attribute 'fmod' must be 0 or 1, got ", f);
+  return f == 1;
+}
+
+/// Reads BitShift's required `direction`: true for "LEFT", false for "RIGHT".
+template <typename Ctx> Expected<bool> readShiftLeft(const Ctx& ctx) {
+  if (!ctx.attrs().has("direction"))
+    return ctx.error("required attribute 'direction' is missing");
+  FB_ASSIGN_OR_RETURN(std::string d, ctx.attrs().getString("direction", ""));
+  if (d != "LEFT" && d != "RIGHT")
+    return ctx.error("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"", d, "\"");
+  return d == "LEFT";
+}
+
+/// Mod and BitShift: same-typed broadcasting with an attribute to check. Float Mod needs
+/// fmod=1: ONNX defines the sign-of-the-divisor form for integers only.
+template <OpKind K> Status inferWithAttr(InferContext& ctx) {
+  if constexpr (K == OpKind::Mod) {
+    FB_ASSIGN_OR_RETURN(bool fmod, readFmod(ctx));
+    if (!fmod && isFloat(ctx.inputType(0).dtype))
+      return ctx.error("fmod=0 is defined for integer inputs only; ",
+                       dtypeName(ctx.inputType(0).dtype), " needs fmod=1");
+  } else {
+    FB_ASSIGN_OR_RETURN(bool left, readShiftLeft(ctx));
+    (void)left;
+  }
+  return inferSameTyped<K>(ctx);
+}
+
 /// Base and exponent may differ in dtype; the result has the base's.
 Status inferPow(InferContext& ctx) {
   FB_TRY(checkInputDType(ctx, 0, kFloatTypes | dtypeBit(DType::I32) | dtypeBit(DType::I64)));
@@ -296,7 +376,39 @@ template <OpKind K> Status evalArith(EvalContext& ctx) {
   return Status::success();
 }
 
-/// Equal, Less, Greater, And, Or: bool results.
+/// Mod and BitShift: an element function chosen by an attribute at run time.
+template <OpKind K> Status evalWithAttr(EvalContext& ctx) {
+  FB_ASSIGN_OR_RETURN(std::vector<int64_t> outSizes, broadcastInputs(ctx));
+  bool flag = false; // fmod for Mod, left for BitShift
+  if constexpr (K == OpKind::Mod) {
+    FB_ASSIGN_OR_RETURN(flag, readFmod(ctx));
+  } else {
+    FB_ASSIGN_OR_RETURN(flag, readShiftLeft(ctx));
+  }
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  Tensor out(a.dtype(), outSizes);
+  bool supported = dispatchDType(a.dtype(), [&]<typename T>() {
+    if constexpr (typeInSet<T>(binaryDTypes(K))) {
+      using C = ComputeT<T>;
+      binaryKernel<T, T, T>(a, b, out, [flag](T x, T y) {
+        if constexpr (K == OpKind::Mod)
+          return T(modulo<C>(C(x), C(y), flag));
+        else
+          return T(bitShift<C>(C(x), C(y), flag));
+      });
+      return true;
+    } else {
+      return false;
+    }
+  });
+  if (!supported)
+    return ctx.error("no kernel for dtype ", dtypeName(a.dtype()));
+  ctx.setOutput(0, std::move(out));
+  return Status::success();
+}
+
+/// Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor: bool results.
 template <OpKind K> Status evalCompare(EvalContext& ctx) {
   FB_ASSIGN_OR_RETURN(std::vector<int64_t> outSizes, broadcastInputs(ctx));
   const Tensor& a = ctx.input(0);
@@ -481,6 +593,17 @@ void registerBinaryOps(OpRegistry& r) {
   r.set(OpKind::And, inferSameTyped<OpKind::And>, evalCompare<OpKind::And>,
         costPerOutputElement<1>);
   r.set(OpKind::Or, inferSameTyped<OpKind::Or>, evalCompare<OpKind::Or>, costPerOutputElement<1>);
+  r.set(OpKind::LessOrEqual, inferSameTyped<OpKind::LessOrEqual>,
+        evalCompare<OpKind::LessOrEqual>, costPerOutputElement<1>);
+  r.set(OpKind::GreaterOrEqual, inferSameTyped<OpKind::GreaterOrEqual>,
+        evalCompare<OpKind::GreaterOrEqual>, costPerOutputElement<1>);
+  r.set(OpKind::Xor, inferSameTyped<OpKind::Xor>, evalCompare<OpKind::Xor>,
+        costPerOutputElement<1>);
+  // Mod: divide, multiply-subtract and the sign fix-up; BitShift: one shift.
+  r.set(OpKind::Mod, inferWithAttr<OpKind::Mod>, evalWithAttr<OpKind::Mod>,
+        costPerOutputElement<3>);
+  r.set(OpKind::BitShift, inferWithAttr<OpKind::BitShift>, evalWithAttr<OpKind::BitShift>,
+        costPerOutputElement<1>);
   r.set(OpKind::Where, inferWhere, evalWhere, costPerOutputElement<1>);
 }
 

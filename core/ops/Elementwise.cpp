@@ -1,4 +1,5 @@
-// Unary elementwise ops (Relu ... Not), Clip, Cast, Identity and inference-mode Dropout.
+// Unary elementwise ops (Relu ... Not, trigonometric and hyperbolic functions, the ELU family
+// and other activations), IsNaN/IsInf, Clip, Cast, Identity and inference-mode Dropout.
 #include "core/ops/MathUtil.h"
 #include "core/ops/OpRegistration.h"
 
@@ -11,11 +12,19 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Unary ops, one template instantiated per op kind.
 
-/// Attribute parameters of the unary ops that have any (LeakyRelu, HardSigmoid).
+/// Attribute parameters of the unary ops that have any (LeakyRelu, HardSigmoid, the ELU family,
+/// ThresholdedRelu). Selu's gamma is `beta`.
 struct UnaryParams {
   float alpha = 0;
   float beta = 0;
 };
+
+/// Selu's default alpha and gamma (ONNX's float32 constants).
+inline constexpr float kSeluAlpha = 1.67326319217681884765625f;
+inline constexpr float kSeluGamma = 1.05070102214813232421875f;
+
+/// Float types of the ops that ONNX lists for float16, float and double only (no bfloat16).
+inline constexpr DTypeSet kF32F16 = dtypeBit(DType::F32) | dtypeBit(DType::F16);
 
 /// The dtypes ONNX (opset 17) allows for each unary op, restricted to Fusebox's dtypes.
 constexpr DTypeSet unaryDTypes(OpKind k) {
@@ -28,8 +37,33 @@ constexpr DTypeSet unaryDTypes(OpKind k) {
     return kNumericTypes;
   case OpKind::Erf:
     return kNumericTypes;
+  case OpKind::Sign:
+    return kNumericTypes;
   case OpKind::Not:
     return kBoolType;
+  // Trigonometric (opset 7/9), Round (11), the ELU family (6), Softplus/Softsign (1),
+  // ThresholdedRelu (10) and Mish (18) list float16, float and double only.
+  case OpKind::Sin:
+  case OpKind::Cos:
+  case OpKind::Tan:
+  case OpKind::Asin:
+  case OpKind::Acos:
+  case OpKind::Atan:
+  case OpKind::Sinh:
+  case OpKind::Cosh:
+  case OpKind::Asinh:
+  case OpKind::Acosh:
+  case OpKind::Atanh:
+  case OpKind::Round:
+  case OpKind::Elu:
+  case OpKind::Selu:
+  case OpKind::Softplus:
+  case OpKind::Softsign:
+  case OpKind::Mish:
+  case OpKind::ThresholdedRelu:
+    return kF32F16;
+  case OpKind::Celu: // float only (opset 12)
+    return dtypeBit(DType::F32);
   // HardSigmoid (opset 6) and HardSwish (opset 14) predate bf16 in ONNX's type lists.
   case OpKind::HardSigmoid:
     return dtypeBit(DType::F32) | dtypeBit(DType::F16);
@@ -64,7 +98,11 @@ constexpr int unaryFlops(OpKind k) {
   case OpKind::Ceil:
   case OpKind::Reciprocal:
   case OpKind::Sqrt:
+  case OpKind::Round:
+  case OpKind::ThresholdedRelu:
     return 1;
+  case OpKind::Sign:
+    return 2; // two compares
   case OpKind::LeakyRelu:
     return 2; // compare, multiply
   case OpKind::HardSigmoid:
@@ -75,12 +113,91 @@ constexpr int unaryFlops(OpKind k) {
   case OpKind::Log:
   case OpKind::Tanh:
   case OpKind::Erf:
+  case OpKind::Sin:
+  case OpKind::Cos:
+  case OpKind::Tan:
+  case OpKind::Asin:
+  case OpKind::Acos:
+  case OpKind::Atan:
+  case OpKind::Sinh:
+  case OpKind::Cosh:
+  case OpKind::Asinh:
+  case OpKind::Acosh:
+  case OpKind::Atanh:
     return 4;
+  case OpKind::Softsign:
+    return 3; // abs, add, divide
+  case OpKind::Elu:
+    return 7; // compare, exp, subtract, multiply
   case OpKind::Sigmoid:
     return 6; // exp, add, divide
+  case OpKind::Selu:
+    return 8; // compare, exp, multiply, subtract, multiply
+  case OpKind::Celu:
+    return 10; // divide, exp, subtract, multiply, min, max, add
+  case OpKind::Softplus:
+    return 9; // exp, add, log
+  case OpKind::Mish:
+    return 14; // softplus, tanh, multiply
   default:
     assert(false && "not a unary op");
     return 0;
+  }
+}
+
+/// Applies the trigonometric or hyperbolic function K (float compute types only).
+template <OpKind K, typename C> C applyTrig(C x) {
+  if constexpr (K == OpKind::Sin)
+    return std::sin(x);
+  else if constexpr (K == OpKind::Cos)
+    return std::cos(x);
+  else if constexpr (K == OpKind::Tan)
+    return std::tan(x);
+  else if constexpr (K == OpKind::Asin)
+    return std::asin(x);
+  else if constexpr (K == OpKind::Acos)
+    return std::acos(x);
+  else if constexpr (K == OpKind::Atan)
+    return std::atan(x);
+  else if constexpr (K == OpKind::Sinh)
+    return std::sinh(x);
+  else if constexpr (K == OpKind::Cosh)
+    return std::cosh(x);
+  else if constexpr (K == OpKind::Asinh)
+    return std::asinh(x);
+  else if constexpr (K == OpKind::Acosh)
+    return std::acosh(x);
+  else if constexpr (K == OpKind::Atanh)
+    return std::atanh(x);
+  else
+    static_assert(K == OpKind::Sin, "applyTrig: not a trigonometric op");
+}
+
+/// ln(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|). The CPU backend evaluates the same
+/// form, so large inputs give x on both instead of inf.
+template <typename C> C softplus(C x) {
+  return std::max(x, C(0)) + std::log1p(std::exp(-std::fabs(x)));
+}
+
+/// Applies activation K (the ELU family, Softplus, Softsign, Mish, ThresholdedRelu) or, through
+/// applyTrig, a trigonometric function. Float compute types only.
+template <OpKind K, typename C> C applyActivation(C x, const UnaryParams& p) {
+  if constexpr (K == OpKind::Elu) {
+    return x < C(0) ? C(p.alpha * (std::exp(x) - C(1))) : x;
+  } else if constexpr (K == OpKind::Selu) {
+    return x <= C(0) ? C(p.beta * (p.alpha * std::exp(x) - p.alpha)) : C(p.beta * x);
+  } else if constexpr (K == OpKind::Celu) {
+    return std::max(C(0), x) + std::min(C(0), C(p.alpha * (std::exp(x / p.alpha) - C(1))));
+  } else if constexpr (K == OpKind::Softplus) {
+    return softplus(x);
+  } else if constexpr (K == OpKind::Softsign) {
+    return x / (C(1) + std::fabs(x));
+  } else if constexpr (K == OpKind::Mish) {
+    return x * std::tanh(softplus(x));
+  } else if constexpr (K == OpKind::ThresholdedRelu) {
+    return x > C(p.alpha) ? x : C(0);
+  } else {
+    return applyTrig<K, C>(x);
   }
 }
 
@@ -133,12 +250,18 @@ template <OpKind K, typename C> C applyUnary(C x, const UnaryParams& p) {
     return std::ceil(x);
   } else if constexpr (K == OpKind::Not) {
     return !x;
+  } else if constexpr (K == OpKind::Sign) {
+    // Zero and NaN map to themselves, as np.sign does.
+    return x > C(0) ? C(1) : x < C(0) ? C(-1) : x;
+  } else if constexpr (K == OpKind::Round) {
+    return std::nearbyint(x); // the default rounding mode: half to even, as np.round
   } else {
-    static_assert(K == OpKind::Relu, "applyUnary: not a unary op");
+    return applyActivation<K, C>(x, p);
   }
 }
 
-/// Reads the attributes of LeakyRelu and HardSigmoid with their ONNX defaults.
+/// Reads the attributes of LeakyRelu, HardSigmoid, the ELU family and ThresholdedRelu with
+/// their ONNX defaults.
 template <typename Ctx> Expected<UnaryParams> readUnaryParams(OpKind k, const Ctx& ctx) {
   UnaryParams p;
   if (k == OpKind::LeakyRelu) {
@@ -146,6 +269,15 @@ template <typename Ctx> Expected<UnaryParams> readUnaryParams(OpKind k, const Ct
   } else if (k == OpKind::HardSigmoid) {
     FB_ASSIGN_OR_RETURN(p.alpha, floatAttr(ctx, "alpha", 0.2f));
     FB_ASSIGN_OR_RETURN(p.beta, floatAttr(ctx, "beta", 0.5f));
+  } else if (k == OpKind::Elu || k == OpKind::ThresholdedRelu) {
+    FB_ASSIGN_OR_RETURN(p.alpha, floatAttr(ctx, "alpha", 1.0f));
+  } else if (k == OpKind::Celu) {
+    FB_ASSIGN_OR_RETURN(p.alpha, floatAttr(ctx, "alpha", 1.0f));
+    if (p.alpha == 0.0f)
+      return ctx.error("attribute 'alpha' must not be 0 (Celu divides by it)");
+  } else if (k == OpKind::Selu) {
+    FB_ASSIGN_OR_RETURN(p.alpha, floatAttr(ctx, "alpha", kSeluAlpha));
+    FB_ASSIGN_OR_RETURN(p.beta, floatAttr(ctx, "gamma", kSeluGamma));
   }
   return p;
 }
@@ -197,6 +329,59 @@ template <OpKind K> Status evalUnary(EvalContext& ctx) {
 template <OpKind K> void registerUnary(OpRegistry& r) {
   static constexpr int kFlops = unaryFlops(K);
   r.set(K, inferUnary<K>, evalUnary<K>, costPerOutputElement<kFlops>);
+}
+
+// ---------------------------------------------------------------------------------------------
+// IsNaN and IsInf: float classification with bool results.
+
+/// Reads IsInf's detect_negative and detect_positive (both default to 1).
+template <typename Ctx> Expected<std::pair<bool, bool>> readInfSigns(const Ctx& ctx) {
+  FB_ASSIGN_OR_RETURN(int64_t neg, intAttr(ctx, "detect_negative", 1));
+  FB_ASSIGN_OR_RETURN(int64_t pos, intAttr(ctx, "detect_positive", 1));
+  return std::pair<bool, bool>{neg != 0, pos != 0};
+}
+
+/// The float dtypes IsNaN (opset 13) and IsInf (opset 10: float and double) accept.
+constexpr DTypeSet classifyDTypes(OpKind k) {
+  return k == OpKind::IsNaN ? kFloatTypes : dtypeBit(DType::F32);
+}
+
+/// Checks the dtype; the result is bool of the input's shape.
+template <OpKind K> Status inferClassify(InferContext& ctx) {
+  FB_TRY(checkInputDType(ctx, 0, classifyDTypes(K)));
+  if constexpr (K == OpKind::IsInf)
+    if (auto s = readInfSigns(ctx); !s)
+      return s.error();
+  ctx.setOutputType(0, TensorType(DType::Bool, ctx.inputType(0).dims));
+  return Status::success();
+}
+
+/// Tests every element: NaN for IsNaN; +inf / -inf, as selected, for IsInf.
+template <OpKind K> Status evalClassify(EvalContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  FB_ASSIGN_OR_RETURN(auto signs, readInfSigns(ctx));
+  const auto [detectNeg, detectPos] = signs;
+  Tensor y(DType::Bool, x.sizes());
+  bool* out = y.mutableData<bool>().data();
+  bool supported = dispatchDType(x.dtype(), [&]<typename T>() {
+    if constexpr (typeInSet<T>(classifyDTypes(K))) {
+      const T* in = x.data<T>().data();
+      for (int64_t i = 0, n = x.numElements(); i < n; ++i) {
+        const float v = float(in[i]);
+        if constexpr (K == OpKind::IsNaN)
+          out[i] = std::isnan(v);
+        else
+          out[i] = std::isinf(v) && (v > 0 ? detectPos : detectNeg);
+      }
+      return true;
+    } else {
+      return false;
+    }
+  });
+  if (!supported)
+    return ctx.error("no kernel for dtype ", dtypeName(x.dtype()));
+  ctx.setOutput(0, std::move(y));
+  return Status::success();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -382,6 +567,30 @@ void registerElementwiseOps(OpRegistry& r) {
   registerUnary<OpKind::Floor>(r);
   registerUnary<OpKind::Ceil>(r);
   registerUnary<OpKind::Not>(r);
+  registerUnary<OpKind::Sign>(r);
+  registerUnary<OpKind::Round>(r);
+  registerUnary<OpKind::Sin>(r);
+  registerUnary<OpKind::Cos>(r);
+  registerUnary<OpKind::Tan>(r);
+  registerUnary<OpKind::Asin>(r);
+  registerUnary<OpKind::Acos>(r);
+  registerUnary<OpKind::Atan>(r);
+  registerUnary<OpKind::Sinh>(r);
+  registerUnary<OpKind::Cosh>(r);
+  registerUnary<OpKind::Asinh>(r);
+  registerUnary<OpKind::Acosh>(r);
+  registerUnary<OpKind::Atanh>(r);
+  registerUnary<OpKind::Elu>(r);
+  registerUnary<OpKind::Selu>(r);
+  registerUnary<OpKind::Celu>(r);
+  registerUnary<OpKind::Softplus>(r);
+  registerUnary<OpKind::Softsign>(r);
+  registerUnary<OpKind::Mish>(r);
+  registerUnary<OpKind::ThresholdedRelu>(r);
+  r.set(OpKind::IsNaN, inferClassify<OpKind::IsNaN>, evalClassify<OpKind::IsNaN>,
+        costPerOutputElement<1>);
+  r.set(OpKind::IsInf, inferClassify<OpKind::IsInf>, evalClassify<OpKind::IsInf>,
+        costPerOutputElement<1>);
   r.set(OpKind::Clip, inferClip, evalClip, costPerOutputElement<2>); // max, min
   r.set(OpKind::Cast, inferCast, evalCast, costNone);
   r.set(OpKind::Identity, inferIdentity, evalIdentity, costNone);

@@ -588,6 +588,139 @@ private Q_SLOTS:
     }
   }
 
+  /// The elementwise math ops (codegen/loops/LowerElementwiseMath.cpp) against the
+  /// interpreter: libm functions, activations built from exp/log1p/tanh, Sign and Round, float
+  /// classification, and integer Mod with negative, -1 and zero divisors (which must not trap).
+  void elementwiseMathMatchesInterpreter() {
+    const std::string graphs[] = {
+        R"(graph @g opset 18 {
+  input %x : f32[3, 37]
+  const %two : f32[] = dense<[2.0]>
+  const %four : f32[] = dense<[4.0]>
+  %x4 : f32[3, 37] = Mul(%x, %four)
+  %x2 : f32[3, 37] = Add(%x, %two)
+  %sin : f32[3, 37] = Sin(%x4)
+  %cos : f32[3, 37] = Cos(%x4)
+  %tan : f32[3, 37] = Tan(%x)
+  %asin : f32[3, 37] = Asin(%x)
+  %acos : f32[3, 37] = Acos(%x)
+  %atan : f32[3, 37] = Atan(%x4)
+  %sinh : f32[3, 37] = Sinh(%x4)
+  %cosh : f32[3, 37] = Cosh(%x4)
+  %asinh : f32[3, 37] = Asinh(%x4)
+  %acosh : f32[3, 37] = Acosh(%x2)
+  %atanh : f32[3, 37] = Atanh(%x)
+  %sign : f32[3, 37] = Sign(%x)
+  %round : f32[3, 37] = Round(%x4)
+  output %sin
+  output %cos
+  output %tan
+  output %asin
+  output %acos
+  output %atan
+  output %sinh
+  output %cosh
+  output %asinh
+  output %acosh
+  output %atanh
+  output %sign
+  output %round
+})",
+        R"(graph @g opset 18 {
+  input %x : f32[2, 3, 9, 9]
+  const %k : f32[] = dense<[30.0]>
+  %big : f32[2, 3, 9, 9] = Mul(%x, %k)
+  %elu : f32[2, 3, 9, 9] = Elu(%big) {alpha = 0.7}
+  %selu : f32[2, 3, 9, 9] = Selu(%big)
+  %celu : f32[2, 3, 9, 9] = Celu(%big) {alpha = 2.0}
+  %sp : f32[2, 3, 9, 9] = Softplus(%big)
+  %ss : f32[2, 3, 9, 9] = Softsign(%big)
+  %mish : f32[2, 3, 9, 9] = Mish(%big)
+  %tr : f32[2, 3, 9, 9] = ThresholdedRelu(%big) {alpha = 0.25}
+  %inv : f32[2, 3, 9, 9] = Reciprocal(%x)
+  %inf : bool[2, 3, 9, 9] = IsInf(%inv) {detect_negative = 0}
+  %lg : f32[2, 3, 9, 9] = Log(%x)
+  %nan : bool[2, 3, 9, 9] = IsNaN(%lg)
+  output %elu
+  output %selu
+  output %celu
+  output %sp
+  output %ss
+  output %mish
+  output %tr
+  output %inf
+  output %nan
+})",
+        R"(graph @g opset 17 {
+  input %x : i32[4, 8]
+  input %b : i8[2, 8]
+  input %p : bool[4, 8]
+  input %q : bool[8]
+  const %off : i32[] = dense<[4]>
+  const %d : i32[8] = dense<[3, -3, 0, -1, 5, -5, 1, 2]>
+  const %d8 : i8[8] = dense<[-1, 0, 3, -3, 7, -128, 1, -2]>
+  %xs : i32[4, 8] = Sub(%x, %off)
+  %m : i32[4, 8] = Mod(%xs, %d)
+  %f : i32[4, 8] = Mod(%xs, %d) {fmod = 1}
+  %m8 : i8[2, 8] = Mod(%b, %d8)
+  %r : i32[4, 8] = Mod(%d, %xs)
+  %le : bool[4, 8] = LessOrEqual(%xs, %d)
+  %ge : bool[4, 8] = GreaterOrEqual(%xs, %d)
+  %xo : bool[4, 8] = Xor(%p, %q)
+  %sg : i32[4, 8] = Sign(%xs)
+  output %m
+  output %f
+  output %m8
+  output %r
+  output %le
+  output %ge
+  output %xo
+  output %sg
+})",
+        R"(graph @g opset 17 {
+  input %x : f32[5, 8]
+  input %u : u8[5, 8]
+  input %s : u8[8]
+  const %y : f32[8] = dense<[0.5, -0.5, 0.75, -2.0, 0.3, 1.0, -0.1, 0.0]>
+  %fm : f32[5, 8] = Mod(%x, %y) {fmod = 1}
+  %um : u8[5, 8] = Mod(%u, %s)
+  const %sh : u8[8] = dense<[0, 1, 3, 7, 8, 9, 200, 2]>
+  %l : u8[5, 8] = BitShift(%u, %sh) {direction = "LEFT"}
+  %rr : u8[5, 8] = BitShift(%u, %sh) {direction = "RIGHT"}
+  output %fm
+  output %um
+  output %l
+  output %rr
+})"};
+    // A chain of the activations after a Conv: fused into the Conv's kernel as an epilogue.
+    {
+      Graph g("conv-activations");
+      SeededRandom rng(3);
+      Value* x = g.addInput("x", TensorType::of(DType::F32, {1, 4, 9, 9}));
+      Value* w = g.addConstant("w", randomTensor(DType::F32, {6, 4, 3, 3}, rng));
+      Node* conv = g.addNode(OpKind::Conv, {x, w}, 1);
+      conv->attrs().set("pads", std::vector<int64_t>(4, 1));
+      Value* v = conv->output(0);
+      for (OpKind k : {OpKind::Elu, OpKind::Mish, OpKind::Selu, OpKind::Softsign, OpKind::Sin})
+        v = g.addNode(k, {v}, 1)->output(0);
+      g.addOutput(v);
+      QVERIFY(inferShapes(g).ok());
+      for (const char* level : {"O0", "O3"}) {
+        std::string r = compareWithInterpreter(g, level, 3, 2);
+        QVERIFY2(r.empty(), qPrintable(QString("%1: %2").arg(level, QString::fromStdString(r))));
+      }
+    }
+    for (const std::string& text : graphs) {
+      auto g = parseGraph(text, "<elementwise-math>");
+      QVERIFY2(g.ok(), g.ok() ? "" : g.error().message().c_str());
+      QVERIFY(inferShapes(**g).ok());
+      for (auto [level, llvmLevel] : {std::pair<const char*, int>{"O0", 0}, {"O3", 3}}) {
+        std::string r = compareWithInterpreter(**g, level, llvmLevel, 1);
+        QVERIFY2(r.empty(), qPrintable(QString("%1: %2").arg(level, QString::fromStdString(r))));
+      }
+    }
+  }
+
   /// --emit obj's path: all kernels in one module, an ELF object, and a header naming them.
   void emitsObjectAndHeader() {
     auto g = loadModel(std::string(FUSEBOX_SAMPLES_DIR) + "/mlp.onnx");

@@ -16,6 +16,7 @@
 #include <QtTest/QtTest>
 
 #include <cmath>
+#include <limits>
 #include <regex>
 
 #include <sys/mman.h>
@@ -580,6 +581,94 @@ private Q_SLOTS:
       QVERIFY(std::abs(y[size_t(2 * n + e)] - std::erf(xe)) <= 2e-6);
       QVERIFY(std::abs(y[size_t(3 * n + e)] - 1 / (1 + std::exp(-xe))) <= 2e-6);
     }
+  }
+
+  /// The libm-backed functions (sin ... atanh, log1p) in vector form give exactly the float libm
+  /// results, and the loop evaluator gives the same: the interpreter's values, bit for bit.
+  void libmFunctionsAreExact() {
+    const UnaryOp ops[] = {UnaryOp::Sin,  UnaryOp::Cos,   UnaryOp::Tan,   UnaryOp::Asin,
+                           UnaryOp::Acos, UnaryOp::Atan,  UnaryOp::Sinh,  UnaryOp::Cosh,
+                           UnaryOp::Asinh, UnaryOp::Acosh, UnaryOp::Atanh, UnaryOp::Log1p};
+    using Fn = float (*)(float);
+    const Fn libm[] = {[](float x) { return std::sin(x); },   [](float x) { return std::cos(x); },
+                       [](float x) { return std::tan(x); },   [](float x) { return std::asin(x); },
+                       [](float x) { return std::acos(x); },  [](float x) { return std::atan(x); },
+                       [](float x) { return std::sinh(x); },  [](float x) { return std::cosh(x); },
+                       [](float x) { return std::asinh(x); }, [](float x) { return std::acosh(x); },
+                       [](float x) { return std::atanh(x); }, [](float x) { return std::log1p(x); }};
+    const int64_t n = 64, m = int64_t(std::size(ops));
+    Kernel k;
+    k.name = "t_libm";
+    k.args = {arg(KernelArg::Role::Input, "x", {n}), arg(KernelArg::Role::Output, "y", {m, n})};
+    BufferPtr X = makeArgBuffer("X", 0, DType::F32, {n});
+    BufferPtr Y = makeArgBuffer("Y", 1, DType::F32, {m, n});
+    ExprPtr idx = add(mul(v("o"), i(8)), v("l"));
+    std::vector<StmtPtr> stores;
+    for (int64_t j = 0; j < m; ++j)
+      stores.push_back(store(Y, {i(j), idx}, unary(ops[j], load(X, {idx}))));
+    k.body = forRange("o", n / 8, forRange("l", 8, block(stores), ForKind::Vectorized));
+    std::vector<float> x(size_t(n), 0.f), y(size_t(m * n));
+    for (int64_t e = 0; e < n; ++e) // [-3, 3]: both inside and outside asin's and acosh's domain
+      x[size_t(e)] = float(-3.0 + 6.0 * double(e) / double(n - 1));
+    std::unique_ptr<Jit> jit;
+    FbKernelFn fn = compileKernel(k, 3, jit);
+    QVERIFY(fn);
+    void* args[] = {x.data(), y.data()};
+    fn(args);
+    std::vector<float> ev = evaluateFloats(k, {x, std::vector<float>(size_t(m * n), 0.f)}, 1);
+    QCOMPARE(ev.size(), y.size());
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t e = 0; e < n; ++e) {
+        const float want = libm[j](x[size_t(e)]), got = y[size_t(j * n + e)];
+        const float evGot = ev[size_t(j * n + e)];
+        const bool same = (std::isnan(want) && std::isnan(got)) || want == got;
+        const bool evSame = (std::isnan(want) && std::isnan(evGot)) || want == evGot;
+        QVERIFY2(same && evSame, qPrintable(QString("%1(%2): jit %3, evaluator %4, libm %5")
+                                                .arg(unaryOpName(ops[j]))
+                                                .arg(x[size_t(e)])
+                                                .arg(got)
+                                                .arg(evGot)
+                                                .arg(want)));
+      }
+  }
+
+  /// Integer division and remainder by a run-time 0 or -1 do not trap: x / 0 and x % 0 are 0,
+  /// INT_MIN / -1 wraps and INT_MIN % -1 is 0, as in the interpreter and the loop evaluator.
+  void integerDivisionNeverTraps() {
+    const int64_t n = 8;
+    Kernel k;
+    k.name = "t_divmod";
+    k.args = {arg(KernelArg::Role::Input, "a", {n}, DType::I32),
+              arg(KernelArg::Role::Input, "b", {n}, DType::I32),
+              arg(KernelArg::Role::Output, "q", {2, n}, DType::I32)};
+    BufferPtr A = makeArgBuffer("A", 0, DType::I32, {n});
+    BufferPtr B = makeArgBuffer("B", 1, DType::I32, {n});
+    BufferPtr Q = makeArgBuffer("Q", 2, DType::I32, {2, n});
+    ExprPtr a = load(A, {v("l")}), b = load(B, {v("l")});
+    k.body = forRange("l", n,
+                      block({store(Q, {i(0), v("l")}, div(a, b)),
+                             store(Q, {i(1), v("l")}, binary(BinaryOp::Mod, a, b))}),
+                      ForKind::Vectorized);
+    const int32_t kMin = std::numeric_limits<int32_t>::min();
+    std::vector<int32_t> av = {7, -7, 7, kMin, kMin, 5, 0, -9};
+    std::vector<int32_t> bv = {0, 0, -1, -1, 0, 2, 0, 4};
+    const std::vector<int32_t> want = {0, 0, -7, kMin, 0, 2, 0, -2, // a / b
+                                       0, 0, 0, 0, 0, 1, 0, -1};   // a % b
+    for (int level : {0, 3}) {
+      std::unique_ptr<Jit> jit;
+      FbKernelFn fn = compileKernel(k, level, jit);
+      QVERIFY(fn);
+      std::vector<int32_t> q(size_t(2 * n), 99);
+      void* args[] = {av.data(), bv.data(), q.data()};
+      fn(args);
+      QCOMPARE(q, want);
+    }
+    std::vector<Tensor> targs = {Tensor::fromVector<int32_t>({n}, av),
+                                 Tensor::fromVector<int32_t>({n}, bv),
+                                 Tensor(DType::I32, {2, n})};
+    QVERIFY(evaluateKernel(k, targs).ok());
+    for (int64_t e = 0; e < 2 * n; ++e)
+      QCOMPARE(int32_t(targs[2].getAsInt64(e)), want[size_t(e)]);
   }
 
   /// A vectorized load with lane stride 2, 3 or 4 becomes contiguous loads and a shuffle, never
