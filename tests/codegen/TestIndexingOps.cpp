@@ -239,6 +239,30 @@ private Q_SLOTS:
     }
   }
 
+  /// Under O3 an index operand computed by an injective op (here a Transpose) stays a tensor of
+  /// its own, so the gather still fuses with its consumer and its indices are still checked.
+  void computedIndicesUnderO3() {
+    for (int64_t bad : {0, 1}) {
+      Graph g("computed");
+      Value* data = g.addInput("data", TensorType::of(DType::F32, {2, 4}));
+      Value* ids = g.addInput("ids", TensorType::of(DType::I64, {4, 2}));
+      Node* t = g.addNode(OpKind::Transpose, {ids}, 1, {}, "t");
+      t->attrs().set("perm", std::vector<int64_t>{1, 0});
+      Node* ge = g.addNode(OpKind::GatherElements, {data, t->output(0)}, 1, {}, "ge");
+      ge->attrs().set("axis", int64_t(1));
+      Node* r = g.addNode(OpKind::Relu, {ge->output(0)}, 1, {}, "relu");
+      g.addOutput(r->output(0));
+      std::vector<Tensor> feeds{ramp({2, 4}), i64({4, 2}, {0, 3, -1, 2, 2, bad ? 4 : 1, 3, -4})};
+      std::string res = compare(g, feeds, "O3");
+      if (bad)
+        QVERIFY2(res.rfind("error: ", 0) == 0 &&
+                     res.find("index 4 is out of range for axis 1 of size 4") != std::string::npos,
+                 res.c_str());
+      else
+        QVERIFY2(res.empty(), res.c_str());
+    }
+  }
+
   /// NonZero's output shape depends on its data: the CPU backend refuses it by name.
   void nonZeroIsRefused() {
     std::vector<Tensor> feeds;
