@@ -284,8 +284,16 @@ StmtPtr reduceNest(KernelBuilder& b, const Node& n, const Value* X, const std::v
   };
   if (kind == OpKind::ReduceL2)
     post = compose(epi, finalUnary(UnaryOp::Sqrt));
-  if (kind == OpKind::ReduceLogSum || kind == OpKind::ReduceLogSumExp)
+  if (kind == OpKind::ReduceLogSum)
     post = compose(epi, finalUnary(UnaryOp::Log));
+  // LogSumExp shifts by the maximum m of each output's elements so that e^x cannot overflow:
+  // m + log(sum(e^(x - m))), with m taken as 0 when it is infinite (all -inf, or an inf input).
+  BufferPtr shift = kind == OpKind::ReduceLogSumExp ? makeLocalBuffer("mx", dt, {1}) : nullptr;
+  Indices z{intImm(0)};
+  if (shift)
+    post = compose(epi, [shift, z](const Indices&, ExprPtr v) {
+      return add(unary(UnaryOp::Log, v), load(shift, z));
+    });
   AccumulatorPlan plan = planAccumulator(post, oi, dt, identity, false);
   ExprPtr x = b.read(X, xi);
   // What each element contributes: |x|, x², e^x or x itself.
@@ -294,7 +302,7 @@ StmtPtr reduceNest(KernelBuilder& b, const Node& n, const Value* X, const std::v
   else if (kind == OpKind::ReduceL2 || kind == OpKind::ReduceSumSquare)
     x = mul(x, x);
   else if (kind == OpKind::ReduceLogSumExp)
-    x = unary(UnaryOp::Exp, x);
+    x = unary(UnaryOp::Exp, sub(x, load(shift, z)));
   ExprPtr cur = load(out, oi);
   ExprPtr upd = kind == OpKind::ReduceMax    ? max(cur, x)
                 : kind == OpKind::ReduceMin  ? min(cur, x)
@@ -302,6 +310,14 @@ StmtPtr reduceNest(KernelBuilder& b, const Node& n, const Value* X, const std::v
                                              : add(cur, x);
   StmtPtr body = block({store(out, oi, plan.init, tag(n)), wrapLoops(rNames, rSizes, store(out, oi, upd)),
                         finishStore(out, oi, plan.finish, "epilogue")});
+  if (shift) {
+    ExprPtr m = load(shift, z);
+    ExprPtr infinite = binary(BinaryOp::Or, binary(BinaryOp::Eq, m, fimm(dt, INFINITY)),
+                              binary(BinaryOp::Eq, m, fimm(dt, -INFINITY)));
+    body = alloc(shift, block({store(shift, z, fimm(dt, -INFINITY)),
+                               wrapLoops(rNames, rSizes, store(shift, z, max(m, b.read(X, xi)))),
+                               store(shift, z, select(infinite, fimm(dt, 0), m)), body}));
+  }
   return wrapLoops(outNames, outLoopSizes, body);
 }
 

@@ -148,6 +148,18 @@ template <OpKind K> Status evalReduce(EvalContext& ctx) {
       std::vector<Acc> acc(size_t(out.numElements()), init);
       const T* in = x.data<T>().data();
       std::array<std::vector<int64_t>, 1> strides{broadcastStrides(keptSizes, x.sizes())};
+      // LogSumExp shifts by each output's maximum m so that e^x cannot overflow:
+      // m + log(sum(e^(x - m))), with m taken as 0 when it is infinite.
+      std::vector<double> shift;
+      if constexpr (K == OpKind::ReduceLogSumExp) {
+        shift.assign(acc.size(), -std::numeric_limits<double>::infinity());
+        forEachBroadcastN<1>(x.sizes(), strides, [&](int64_t i, const std::array<int64_t, 1>& off) {
+          shift[size_t(off[0])] = std::max(shift[size_t(off[0])], double(C(in[i])));
+        });
+        for (double& m : shift)
+          if (std::isinf(m))
+            m = 0;
+      }
       forEachBroadcastN<1>(x.sizes(), strides, [&](int64_t i, const std::array<int64_t, 1>& off) {
         Acc& a = acc[size_t(off[0])];
         const C v = C(in[i]);
@@ -165,7 +177,7 @@ template <OpKind K> Status evalReduce(EvalContext& ctx) {
         } else if constexpr (K == OpKind::ReduceL2 || K == OpKind::ReduceSumSquare) {
           a = wrapAdd(a, wrapMul(Acc(v), Acc(v)));
         } else if constexpr (K == OpKind::ReduceLogSumExp) {
-          a += std::exp(double(v));
+          a += std::exp(double(v) - shift[size_t(off[0])]);
         } else {
           a = wrapAdd(a, Acc(v));
         }
@@ -176,8 +188,10 @@ template <OpKind K> Status evalReduce(EvalContext& ctx) {
           po[i] = convertElement<T, double>(double(acc[i]) / double(count));
         else if constexpr (K == OpKind::ReduceL2)
           po[i] = convertElement<T, double>(std::sqrt(double(acc[i])));
-        else if constexpr (K == OpKind::ReduceLogSum || K == OpKind::ReduceLogSumExp)
+        else if constexpr (K == OpKind::ReduceLogSum)
           po[i] = convertElement<T, double>(std::log(double(acc[i])));
+        else if constexpr (K == OpKind::ReduceLogSumExp)
+          po[i] = convertElement<T, double>(std::log(double(acc[i])) + shift[i]);
         else if constexpr (!kIsExtremum && std::is_floating_point_v<C>)
           po[i] = T(C(acc[i]));
         else

@@ -155,6 +155,9 @@ private Q_SLOTS:
       CHECK_OP(k, (Ops{in(ramp({2, 3, 4})), cst(i64({2}, {0, -1}))}), (Attrs{{"keepdims", int64_t(0)}}), 1);
       CHECK_OP(k, (Ops{in(ramp({2, 0, 4}))}), (Attrs{{"axes", std::vector<int64_t>{1}}}), 1);
     }
+    // Large inputs: a LogSumExp that exponentiates without shifting by the maximum overflows.
+    CHECK_OP(OpKind::ReduceLogSumExp, (Ops{in(f32({2, 3}, {200, 150, 199, -1000, 90, 89}))}),
+             (Attrs{{"axes", std::vector<int64_t>{1}}}), 1);
     Tensor positive(DType::F32, {3, 4});
     for (int64_t i = 0; i < 12; ++i)
       positive.setFromDouble(i, 0.5 + double(i));

@@ -149,6 +149,10 @@ private Q_SLOTS:
     CHECK_VALUES(l2.outputs[0], {9.539392471313477});
     RUN_ONE(lse, OpKind::ReduceLogSumExp, {in(a)}, {{"axes", std::vector<int64_t>{-1}}});
     CHECK_VALUES(lse.outputs[0], {3.132845163345337, 5.313273906707764});
+    // Shifted by the maximum: e^200 overflows even a double, the result does not.
+    RUN_ONE(big, OpKind::ReduceLogSumExp, {in(f32({2, 2}, {200, 200, 1000, -1000}))},
+            {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t(0)}});
+    CHECK_VALUES(big.outputs[0], {200.69314718055995, 1000});
     RUN_ONE(ss, OpKind::ReduceSumSquare, {in(a)}, {{"axes", std::vector<int64_t>{1}}});
     CHECK_VALUES(ss.outputs[0], {14, 77});
     RUN_ONE(ls, OpKind::ReduceLogSum, {in(pos)}, {{"axes", std::vector<int64_t>{1}}});
