@@ -543,6 +543,30 @@ Profile CompiledModel::newProfile() const {
   return p;
 }
 
+/// Runs a kernel's index checks on its bound arguments: the first index outside [-size, size)
+/// gives the interpreter's error for it (the kernel would clamp it).
+static Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& args) {
+  for (const IndexCheck& c : kern.indexChecks) {
+    const KernelArg& a = kern.args[size_t(c.arg)];
+    int64_t count = 1;
+    for (int64_t s : a.sizes)
+      count *= s;
+    if (count == 0 || c.sizes.empty())
+      continue;
+    const void* p = args[size_t(c.arg)];
+    for (int64_t e = 0; e < count; ++e) {
+      int64_t i = a.dtype == DType::I32 ? int64_t(static_cast<const int32_t*>(p)[e])
+                                        : static_cast<const int64_t*>(p)[e];
+      size_t col = size_t(e) % c.sizes.size();
+      int64_t size = c.sizes[col];
+      if (i < -size || i >= size)
+        return makeError(c.where, ": index ", i, " is out of range for axis ", c.axes[col],
+                         " of size ", size);
+    }
+  }
+  return Status::success();
+}
+
 Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inputs,
                                                  Profile* profile) {
   Impl& impl = *m_impl;
@@ -579,6 +603,8 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
       args[a] = slot.kind == ArgSlot::Kind::Input
                     ? const_cast<std::byte*>(inputs[slot.index].rawData())
                     : outputs[slot.index].mutableRawData();
+    if (k < m_kernels.size() && !m_kernels[k].indexChecks.empty())
+      FB_TRY(checkKernelIndices(m_kernels[k], args));
     if (profile) {
       auto t0 = Clock::now();
       impl.fns[k](args.data());

@@ -26,6 +26,18 @@ struct KernelArg {
   std::optional<Tensor> data;
 };
 
+/// A range check the executor runs on an index argument before the kernel: every element i of
+/// args[arg] (an i32 or i64 tensor) must lie in [-size, size) where size is sizes[e % sizes.size()]
+/// for element e (one size for GatherElements' axis, one per column for GatherND's tuples). The
+/// kernel itself clamps, so it never reads or writes outside a buffer; this check turns such an
+/// index into the interpreter's error instead of a silently clamped result.
+struct IndexCheck {
+  int arg = -1;                ///< the kernel argument holding the indices
+  std::vector<int64_t> sizes;  ///< the bound of each column (cycled over the elements)
+  std::vector<int64_t> axes;   ///< the data axis each column indexes, for the message
+  std::string where;           ///< the node's description, the interpreter's error prefix
+};
+
 /// A lowered kernel. The generated function has the FbKernelFn signature (runtime/RuntimeAbi.h):
 /// `void name(void* const* args)` with args in this order.
 struct Kernel {
@@ -42,6 +54,7 @@ struct Kernel {
   /// The schedule override applied on top of the default schedule, in the override grammar
   /// ("tile=32x64,vectorize=8"); empty when the kernel has its default schedule.
   std::string schedule;
+  std::vector<IndexCheck> indexChecks; ///< run by the executor before the kernel
   double flops = 0;                 ///< from core/Cost.h
   double bytes = 0;                 ///< bytes read + written
 };

@@ -188,6 +188,22 @@ ExprPtr KernelBuilder::read(const Value* v, const Indices& idx) {
   return it->second(idx);
 }
 
+Status KernelBuilder::addIndexCheck(const Node& n, const Value* indices,
+                                   std::vector<int64_t> sizes, std::vector<int64_t> axes) {
+  BufferPtr buf = directBuffer(indices);
+  if (!buf)
+    return makeUnsupported(n.describe(), ": the indices of ", opName(n.op()),
+                           " are computed inside the kernel; the CPU backend range-checks only "
+                           "indices read from a kernel argument");
+  IndexCheck c;
+  c.arg = buf->arg;
+  c.sizes = std::move(sizes);
+  c.axes = std::move(axes);
+  c.where = n.describe();
+  m_indexChecks.push_back(std::move(c));
+  return Status::success();
+}
+
 static bool hasPoison(const StmtPtr& s) {
   bool found = false;
   std::function<void(const ExprPtr&)> visit = [&](const ExprPtr& e) {
@@ -244,6 +260,9 @@ Expected<Kernel> KernelBuilder::finish(StmtPtr body, std::vector<NodeId> nodes,
   k.opSummary = std::move(opSummary);
   k.body = std::move(body);
   k.gemm = m_gemm;
+  k.indexChecks = m_indexChecks;
+  for (IndexCheck& c : k.indexChecks)
+    patch(c.arg);
   k.flops = flops;
   k.bytes = bytes;
   return k;

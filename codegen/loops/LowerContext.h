@@ -64,6 +64,13 @@ public:
   /// A placeholder read that must not survive into the kernel (see finish()).
   ExprPtr poison(const std::string& what, const Indices& idx);
 
+  /// Asks the executor to range-check `indices` (an index operand of node n) before the kernel
+  /// runs: column c of the last dim must lie in [-sizes[c], sizes[c]), naming data axis axes[c].
+  /// Unsupported when the indices are computed inside the kernel rather than read from an
+  /// argument, since then there is nothing to check before the kernel starts.
+  Status addIndexCheck(const Node& n, const Value* indices, std::vector<int64_t> sizes,
+                       std::vector<int64_t> axes);
+
   /// The GEMM spec, with provisional argument indices (patched by finish()).
   std::optional<GemmSpec>& gemm() { return m_gemm; }
 
@@ -87,6 +94,7 @@ private:
   std::unordered_map<const Value*, Tensor> m_folded;   // values computed at compile time
   std::map<std::string, int> m_bufferNames;            // for short unique buffer names
   std::optional<GemmSpec> m_gemm;
+  std::vector<IndexCheck> m_indexChecks;               // provisional argument indices
   int m_scratchCount = 0;
   std::string m_poisonReason;
 };
@@ -104,6 +112,18 @@ Status defineInline(KernelBuilder& b, const Node& node);
 bool isElementwiseMathOp(OpKind op);
 /// Defines the output of an elementwise math op (see isElementwiseMathOp) inline.
 Status defineElementwiseMath(KernelBuilder& b, const Node& node);
+
+/// Defines the outputs of the inline indexing and rearranging ops (GatherElements, GatherND,
+/// OneHot, Trilu, DepthToSpace, SpaceToDepth; codegen/loops/LowerIndexing.cpp). Returns
+/// std::nullopt when `node` is none of them.
+std::optional<Status> defineIndexingInline(KernelBuilder& b, const Node& node);
+
+/// Nests of ops that walk one axis in order (codegen/loops/LowerSequential.cpp): CumSum,
+/// ScatterElements, ScatterND, TopK (`extras[0]`: its indices output) and Hardmax. Returns
+/// std::nullopt when `node` is none of them.
+std::optional<Expected<StmtPtr>> lowerSequentialOp(KernelBuilder& b, const Node& node,
+                                                   const BufferPtr& out, const Epilogue& epilogue,
+                                                   const std::vector<BufferPtr>& extras);
 
 /// Builds the loop nest of a nest op writing `out` (the node's output 0 or a buffer it is fused
 /// into), applying `epilogue` to each element's final value.

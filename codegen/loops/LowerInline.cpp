@@ -269,7 +269,20 @@ bool isInlineOp(OpKind op) {
   case OpKind::ReduceSum:
   case OpKind::ReduceMax:
   case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+  case OpKind::ReduceL1:
+  case OpKind::ReduceL2:
+  case OpKind::ReduceLogSumExp:
+  case OpKind::ReduceSumSquare:
+  case OpKind::ReduceLogSum:
   case OpKind::ArgMax:
+  case OpKind::ArgMin:
+  case OpKind::Hardmax:
+  case OpKind::CumSum:
+  case OpKind::ScatterElements:
+  case OpKind::ScatterND:
+  case OpKind::TopK:
+  case OpKind::NonZero:
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
   case OpKind::Concat:
@@ -692,6 +705,8 @@ Status defineInline(KernelBuilder& b, const Node& n) {
   }
   default: break;
   }
+  if (std::optional<Status> st = defineIndexingInline(b, n))
+    return *st;
   return makeUnsupported(n.describe(), ": the CPU backend cannot lower ", opName(n.op()), " yet");
 }
 

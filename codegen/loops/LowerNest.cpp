@@ -230,7 +230,7 @@ Expected<StmtPtr> lowerMatMul(KernelBuilder& b, const Node& n, const BufferPtr& 
 // ---- reductions ----
 
 /// A reduction of X over `reduced` dims into `out` (kept dims in order; reduced dims either
-/// dropped or kept as size 1). kind: Sum, Max, Min, Mean.
+/// dropped or kept as size 1). kind: any Reduce op (GlobalAverage/MaxPool pass Mean/Max).
 StmtPtr reduceNest(KernelBuilder& b, const Node& n, const Value* X, const std::vector<bool>& reduced,
                    const BufferPtr& out, OpKind kind, const Epilogue& epi) {
   std::vector<int64_t> xs = KernelBuilder::sizesOf(X);
@@ -265,9 +265,10 @@ StmtPtr reduceNest(KernelBuilder& b, const Node& n, const Value* X, const std::v
     if (!reduced[d])
       outLoopSizes.push_back(xs[d]);
   DType dt = out->dtype;
-  double identity = kind == OpKind::ReduceMax   ? -std::numeric_limits<double>::infinity()
-                    : kind == OpKind::ReduceMin ? std::numeric_limits<double>::infinity()
-                                                : 0.0;
+  double identity = kind == OpKind::ReduceMax    ? -std::numeric_limits<double>::infinity()
+                    : kind == OpKind::ReduceMin  ? std::numeric_limits<double>::infinity()
+                    : kind == OpKind::ReduceProd ? 1.0
+                                                 : 0.0;
   if (!fb::isFloat(dt) && kind == OpKind::ReduceMax)
     identity = double(std::numeric_limits<int32_t>::min());
   if (!fb::isFloat(dt) && kind == OpKind::ReduceMin)
@@ -275,12 +276,48 @@ StmtPtr reduceNest(KernelBuilder& b, const Node& n, const Value* X, const std::v
   Epilogue post = epi;
   if (kind == OpKind::ReduceMean)
     post = compose(epi, [dt, count](const Indices&, ExprPtr v) { return div(v, fimm(dt, double(count))); });
+  // The final step of L2 (sqrt), LogSum and LogSumExp (log), in f32 for integer sums.
+  auto finalUnary = [dt](UnaryOp op) {
+    return [dt, op](const Indices&, ExprPtr v) {
+      return cast(Type{dt, 1}, unary(op, fb::isFloat(dt) ? v : cast(Type::f32(), v)));
+    };
+  };
+  if (kind == OpKind::ReduceL2)
+    post = compose(epi, finalUnary(UnaryOp::Sqrt));
+  if (kind == OpKind::ReduceLogSum)
+    post = compose(epi, finalUnary(UnaryOp::Log));
+  // LogSumExp shifts by the maximum m of each output's elements so that e^x cannot overflow:
+  // m + log(sum(e^(x - m))), with m taken as 0 when it is infinite (all -inf, or an inf input).
+  BufferPtr shift = kind == OpKind::ReduceLogSumExp ? makeLocalBuffer("mx", dt, {1}) : nullptr;
+  Indices z{intImm(0)};
+  if (shift)
+    post = compose(epi, [shift, z](const Indices&, ExprPtr v) {
+      return add(unary(UnaryOp::Log, v), load(shift, z));
+    });
   AccumulatorPlan plan = planAccumulator(post, oi, dt, identity, false);
   ExprPtr x = b.read(X, xi);
+  // What each element contributes: |x|, x², e^x or x itself.
+  if (kind == OpKind::ReduceL1)
+    x = unary(UnaryOp::Abs, x);
+  else if (kind == OpKind::ReduceL2 || kind == OpKind::ReduceSumSquare)
+    x = mul(x, x);
+  else if (kind == OpKind::ReduceLogSumExp)
+    x = unary(UnaryOp::Exp, sub(x, load(shift, z)));
   ExprPtr cur = load(out, oi);
-  ExprPtr upd = kind == OpKind::ReduceMax ? max(cur, x) : kind == OpKind::ReduceMin ? min(cur, x) : add(cur, x);
+  ExprPtr upd = kind == OpKind::ReduceMax    ? max(cur, x)
+                : kind == OpKind::ReduceMin  ? min(cur, x)
+                : kind == OpKind::ReduceProd ? mul(cur, x)
+                                             : add(cur, x);
   StmtPtr body = block({store(out, oi, plan.init, tag(n)), wrapLoops(rNames, rSizes, store(out, oi, upd)),
                         finishStore(out, oi, plan.finish, "epilogue")});
+  if (shift) {
+    ExprPtr m = load(shift, z);
+    ExprPtr infinite = binary(BinaryOp::Or, binary(BinaryOp::Eq, m, fimm(dt, INFINITY)),
+                              binary(BinaryOp::Eq, m, fimm(dt, -INFINITY)));
+    body = alloc(shift, block({store(shift, z, fimm(dt, -INFINITY)),
+                               wrapLoops(rNames, rSizes, store(shift, z, max(m, b.read(X, xi)))),
+                               store(shift, z, select(infinite, fimm(dt, 0), m)), body}));
+  }
   return wrapLoops(outNames, outLoopSizes, body);
 }
 
@@ -300,6 +337,28 @@ Expected<std::vector<bool>> reduceMask(KernelBuilder& b, const Node& n, size_t r
   for (int64_t a : norm)
     mask[size_t(a)] = true;
   return mask;
+}
+
+/// The largest and smallest values of an integer dtype.
+int64_t integerMax(DType d) {
+  switch (d) {
+  case DType::I8: return std::numeric_limits<int8_t>::max();
+  case DType::U8: return std::numeric_limits<uint8_t>::max();
+  case DType::I32: return std::numeric_limits<int32_t>::max();
+  case DType::I64: return std::numeric_limits<int64_t>::max();
+  case DType::Bool: return 1;
+  default: assert(false && "not an integer dtype"); return 0;
+  }
+}
+int64_t integerLowest(DType d) {
+  switch (d) {
+  case DType::I8: return std::numeric_limits<int8_t>::lowest();
+  case DType::U8:
+  case DType::Bool: return 0;
+  case DType::I32: return std::numeric_limits<int32_t>::lowest();
+  case DType::I64: return std::numeric_limits<int64_t>::lowest();
+  default: assert(false && "not an integer dtype"); return 0;
+  }
 }
 
 Expected<StmtPtr> lowerArgMax(KernelBuilder& b, const Node& n, const BufferPtr& out,
@@ -326,12 +385,18 @@ Expected<StmtPtr> lowerArgMax(KernelBuilder& b, const Node& n, const BufferPtr& 
     xi.push_back(var(v));
     oi.push_back(var(v));
   }
+  const bool isMin = n.op() == OpKind::ArgMin;
   BufferPtr best = makeLocalBuffer("best", X->type().dtype, {1});
   ExprPtr x = b.read(X, xi);
-  ExprPtr better = binary(last ? BinaryOp::Ge : BinaryOp::Gt, x, load(best, {intImm(0)}));
+  BinaryOp cmp = isMin ? (last ? BinaryOp::Le : BinaryOp::Lt) : (last ? BinaryOp::Ge : BinaryOp::Gt);
+  ExprPtr better = binary(cmp, x, load(best, {intImm(0)}));
   StmtPtr update = ifThen(better, block({store(best, {intImm(0)}, x),
                                          store(out, oi, cast(Type{out->dtype, 1}, var("r")))}));
-  StmtPtr body = alloc(best, block({store(best, {intImm(0)}, fimm(X->type().dtype, -INFINITY)),
+  // The start of the search: ±infinity, or the extreme value of an integer dtype.
+  const DType xt = X->type().dtype;
+  ExprPtr start = fb::isFloat(xt) ? fimm(xt, isMin ? INFINITY : -INFINITY)
+                                  : intImm(isMin ? integerMax(xt) : integerLowest(xt), Type{xt, 1});
+  StmtPtr body = alloc(best, block({store(best, {intImm(0)}, start),
                                     store(out, oi, intImm(0, Type{out->dtype, 1}), tag(n)),
                                     forRange("r", xs[size_t(axis)], update),
                                     epi ? store(out, oi, epi(oi, load(out, oi)), "epilogue") : nullptr}));
@@ -485,7 +550,7 @@ Expected<StmtPtr> lowerConcat(KernelBuilder& b, const Node& n, const BufferPtr& 
 } // namespace
 
 bool nestWritesExtraOutputs(OpKind op) {
-  return op == OpKind::LayerNormalization || op == OpKind::MaxPool;
+  return op == OpKind::LayerNormalization || op == OpKind::MaxPool || op == OpKind::TopK;
 }
 
 Expected<StmtPtr> lowerNestOp(KernelBuilder& b, const Node& n, const BufferPtr& out,
@@ -511,11 +576,18 @@ Expected<StmtPtr> lowerNestOp(KernelBuilder& b, const Node& n, const BufferPtr& 
   case OpKind::ReduceMean:
   case OpKind::ReduceSum:
   case OpKind::ReduceMax:
-  case OpKind::ReduceMin: {
+  case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+  case OpKind::ReduceL1:
+  case OpKind::ReduceL2:
+  case OpKind::ReduceLogSumExp:
+  case OpKind::ReduceSumSquare:
+  case OpKind::ReduceLogSum: {
     FB_ASSIGN_OR_RETURN(std::vector<bool> mask, reduceMask(b, n, n.input(0)->type().rank()));
     return reduceNest(b, n, n.input(0), mask, out, n.op(), epilogue);
   }
-  case OpKind::ArgMax: return lowerArgMax(b, n, out, epilogue);
+  case OpKind::ArgMax:
+  case OpKind::ArgMin: return lowerArgMax(b, n, out, epilogue);
   case OpKind::Softmax:
   case OpKind::LogSoftmax: return lowerSoftmax(b, n, out, epilogue);
   case OpKind::LayerNormalization:
@@ -523,6 +595,8 @@ Expected<StmtPtr> lowerNestOp(KernelBuilder& b, const Node& n, const BufferPtr& 
   case OpKind::Concat: return lowerConcat(b, n, out, epilogue);
   default: break;
   }
+  if (std::optional<Expected<StmtPtr>> s = lowerSequentialOp(b, n, out, epilogue, extras))
+    return std::move(*s);
   return makeUnsupported(n.describe(), ": the CPU backend cannot lower ", opName(n.op()), " yet");
 }
 

@@ -1,5 +1,5 @@
 // Opset upgrade of imported nodes to opset-17 semantics: legacy attributes become constant inputs,
-// legacy Softmax/LogSoftmax (2-D coercion) becomes Flatten → Softmax → Reshape.
+// legacy Softmax/LogSoftmax/Hardmax (2-D coercion) becomes Flatten → Softmax → Reshape.
 #include "core/onnx/OnnxUpgrade.h"
 
 #include <algorithm>
@@ -77,7 +77,8 @@ Status upgradeLegacyAttributes(Node& node, int64_t opset, Graph& graph, NameAllo
 }
 
 bool needsSoftmaxUpgrade(const Node& node, int64_t opset) {
-  return opset < 13 && (node.op() == OpKind::Softmax || node.op() == OpKind::LogSoftmax);
+  return opset < 13 && (node.op() == OpKind::Softmax || node.op() == OpKind::LogSoftmax ||
+                        node.op() == OpKind::Hardmax);
 }
 
 Status upgradeLegacySoftmax(Node& node, Graph& graph, NameAllocator& names,

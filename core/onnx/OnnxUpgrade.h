@@ -30,7 +30,7 @@ private:
 Status upgradeLegacyAttributes(Node& node, int64_t opset, Graph& graph, NameAllocator& names,
                                const std::string& where);
 
-/// True when the node is a Softmax/LogSoftmax whose opset (< 13) coerces its input to 2-D at
+/// True when the node is a Softmax/LogSoftmax/Hardmax whose opset (< 13) coerces its input to 2-D at
 /// `axis`; such a node needs upgradeLegacySoftmax once its input type is known.
 bool needsSoftmaxUpgrade(const Node& node, int64_t opset);
 

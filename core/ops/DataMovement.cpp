@@ -1,11 +1,12 @@
 // Data-movement ops that change how elements are laid out: Flatten, Reshape, Transpose, Squeeze,
-// Unsqueeze, Expand and Tile. Concat, Split, Slice, Gather and Pad live in ops/Slicing.cpp.
+// Unsqueeze, Expand, Tile, DepthToSpace and SpaceToDepth. Concat, Split, Slice, Gather and Pad live in ops/Slicing.cpp.
 #include "core/ops/DataCopy.h"
 #include "core/ops/KernelUtil.h"
 #include "core/ops/OpContext.h"
 #include "core/ops/OpRegistration.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <numeric>
 
@@ -487,6 +488,102 @@ Status evalTile(EvalContext& ctx) {
   return Status::success();
 }
 
+// ---------------------------------------------------------------------------------------------
+// DepthToSpace and SpaceToDepth: NCHW rearrangements of channel blocks into spatial blocks.
+
+/// Reads `blocksize` (required, positive) and, for DepthToSpace, whether the mode is CRD.
+template <typename Ctx> Expected<std::pair<int64_t, bool>> depthSpaceParams(const Ctx& ctx) {
+  auto b = ctx.attrs().getInt("blocksize", 0);
+  if (!b)
+    return ctx.error(b.error().message());
+  if (*b < 1)
+    return ctx.error("blocksize must be a positive integer, got ", *b);
+  auto mode = ctx.attrs().getString("mode", "DCR");
+  if (!mode)
+    return ctx.error(mode.error().message());
+  if (*mode != "DCR" && *mode != "CRD")
+    return ctx.error("mode '", *mode, "' is neither DCR nor CRD");
+  return std::pair<int64_t, bool>(*b, *mode == "CRD");
+}
+
+/// [N, C, H, W] → [N, C/b², H·b, W·b] (DepthToSpace) or [N, C·b², H/b, W/b] (SpaceToDepth).
+template <bool ToSpace> Status inferDepthSpace(InferContext& ctx) {
+  const TensorType& x = ctx.inputType(0);
+  if (x.rank() != 4)
+    return ctx.error("input 0 must be 4-D NCHW, got ", x.str());
+  FB_ASSIGN_OR_RETURN(auto params, depthSpaceParams(ctx));
+  const int64_t b = params.first;
+  std::vector<Dim> out = x.dims;
+  auto divide = [&](size_t d, int64_t by) -> Status {
+    if (!x.dims[d].isStatic()) {
+      out[d] = by == 1 ? x.dims[d] : Dim::unknown();
+      return Status::success();
+    }
+    if (x.dims[d].size() % by != 0)
+      return ctx.error("dim ", d, " of ", x.str(), " is not a multiple of ", by);
+    out[d] = Dim(x.dims[d].size() / by);
+    return Status::success();
+  };
+  if (ToSpace) {
+    FB_TRY(divide(1, b * b));
+    out[2] = mulDims(x.dims[2], Dim(b));
+    out[3] = mulDims(x.dims[3], Dim(b));
+  } else {
+    out[1] = mulDims(x.dims[1], Dim(b * b));
+    FB_TRY(divide(2, b));
+    FB_TRY(divide(3, b));
+  }
+  ctx.setOutputType(0, TensorType(x.dtype, std::move(out)));
+  return Status::success();
+}
+
+/// Copies each output element from the input element its block position names.
+template <bool ToSpace> Status evalDepthSpace(EvalContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() != 4)
+    return ctx.error("input 0 must be 4-D NCHW, got ", x.type().str());
+  FB_ASSIGN_OR_RETURN(auto params, depthSpaceParams(ctx));
+  const auto [b, crd] = params;
+  const std::vector<int64_t>& is = x.sizes();
+  std::vector<int64_t> os = is;
+  if (ToSpace) {
+    if (is[1] % (b * b))
+      return ctx.error("channels ", is[1], " are not a multiple of blocksize² ", b * b);
+    os = {is[0], is[1] / (b * b), is[2] * b, is[3] * b};
+  } else {
+    if (is[2] % b || is[3] % b)
+      return ctx.error("spatial dims of ", x.type().str(), " are not multiples of ", b);
+    os = {is[0], is[1] * b * b, is[2] / b, is[3] / b};
+  }
+  Tensor out(x.dtype(), os);
+  const int64_t es = int64_t(dtypeSize(x.dtype()));
+  int64_t e = 0;
+  for (int64_t n = 0; n < os[0]; ++n)
+    for (int64_t c = 0; c < os[1]; ++c)
+      for (int64_t h = 0; h < os[2]; ++h)
+        for (int64_t w = 0; w < os[3]; ++w, ++e) {
+          int64_t ic, ih, iw;
+          if (ToSpace) {
+            // Output (c, h·b + i, w·b + j) comes from channel (i·b + j)·C' + c (DCR) or
+            // c·b² + i·b + j (CRD) at (h, w).
+            const int64_t i = h % b, j = w % b;
+            ic = crd ? c * b * b + i * b + j : (i * b + j) * os[1] + c;
+            ih = h / b;
+            iw = w / b;
+          } else {
+            // Output channel (i·b + j)·C + c at (h, w) comes from (c, h·b + i, w·b + j).
+            const int64_t blk = c / is[1], i = blk / b, j = blk % b;
+            ic = c % is[1];
+            ih = h * b + i;
+            iw = w * b + j;
+          }
+          const int64_t src = ((n * is[1] + ic) * is[2] + ih) * is[3] + iw;
+          std::memcpy(out.mutableRawData() + e * es, x.rawData() + src * es, size_t(es));
+        }
+  ctx.setOutput(0, std::move(out));
+  return Status::success();
+}
+
 } // namespace
 
 void registerDataMovementOps(OpRegistry& r) {
@@ -497,6 +594,10 @@ void registerDataMovementOps(OpRegistry& r) {
   r.set(OpKind::Unsqueeze, inferUnsqueeze, evalUnsqueeze, zeroFlopsCost);
   r.set(OpKind::Expand, inferExpand, evalExpand, zeroFlopsCost);
   r.set(OpKind::Tile, inferTile, evalTile, zeroFlopsCost);
+  r.set(OpKind::DepthToSpace, inferDepthSpace</*ToSpace=*/true>, evalDepthSpace<true>,
+        zeroFlopsCost);
+  r.set(OpKind::SpaceToDepth, inferDepthSpace</*ToSpace=*/false>, evalDepthSpace<false>,
+        zeroFlopsCost);
   registerSlicingOps(r);
 }
 

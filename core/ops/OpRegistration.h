@@ -8,7 +8,7 @@ namespace fb {
 
 void registerElementwiseOps(OpRegistry& r);    // ops/Elementwise.cpp: unary, Clip, Cast, Identity, Dropout
 void registerBinaryOps(OpRegistry& r);         // ops/Binary.cpp: arithmetic, compare, logic, Where
-void registerReductionOps(OpRegistry& r);      // ops/Reduction.cpp: Reduce*, ArgMax, Softmax
+void registerReductionOps(OpRegistry& r);      // ops/Reduction.cpp: Reduce*, ArgMax/Min, Softmax
 void registerNormalizationOps(OpRegistry& r);  // ops/Normalization.cpp
 void registerConvolutionOps(OpRegistry& r);    // ops/Convolution.cpp: Conv, ConvTranspose
 void registerPoolingOps(OpRegistry& r);        // ops/Pooling.cpp
@@ -19,6 +19,10 @@ void registerResizeOps(OpRegistry& r);         // ops/Resize.cpp
 void registerShapeOps(OpRegistry& r);          // ops/ShapeOps.cpp: Shape, Size, Constant, Range
 void registerFusedOps(OpRegistry& r);          // ops/Fused.cpp: fused groups
 void registerLayoutOps(OpRegistry& r);         // ops/Layout.cpp: ReorderLayout, Layout* ops
+void registerIndexingOps(OpRegistry& r);       // ops/Indexing.cpp: GatherElements/ND, OneHot, NonZero
+void registerScatterOps(OpRegistry& r);        // ops/Scatter.cpp: ScatterElements, ScatterND
+void registerSelectionOps(OpRegistry& r);      // ops/Selection.cpp: TopK, Hardmax
+void registerScanOps(OpRegistry& r);           // ops/Scan.cpp: CumSum, Trilu
 
 /// Calls every registration function above.
 inline void registerAllOps(OpRegistry& r) {
@@ -35,6 +39,10 @@ inline void registerAllOps(OpRegistry& r) {
   registerShapeOps(r);
   registerFusedOps(r);
   registerLayoutOps(r);
+  registerIndexingOps(r);
+  registerScatterOps(r);
+  registerSelectionOps(r);
+  registerScanOps(r);
 }
 
 } // namespace fb

@@ -1,5 +1,5 @@
-// Reductions (ReduceMean/Sum/Max/Min, ArgMax) and the normalizing reductions Softmax and
-// LogSoftmax along one axis.
+// Reductions (ReduceMean/Sum/Max/Min/Prod/L1/L2/LogSumExp/SumSquare/LogSum, ArgMax, ArgMin) and
+// the normalizing reductions Softmax and LogSoftmax along one axis.
 #include "core/ops/MathUtil.h"
 #include "core/ops/OpRegistration.h"
 
@@ -9,12 +9,20 @@ using namespace math;
 
 namespace {
 
-/// ReduceMean and ReduceSum take i32, i64 and floats; ReduceMax and ReduceMin also i8 and u8.
+/// The summing reductions take i32, i64 and floats; ReduceMax and ReduceMin also i8 and u8; the
+/// logarithmic ones only floats (a log of an integer sum has no integer meaning worth a kernel).
 constexpr DTypeSet reduceDTypes(OpKind k) {
   switch (k) {
   case OpKind::ReduceMean:
   case OpKind::ReduceSum:
+  case OpKind::ReduceProd:
+  case OpKind::ReduceL1:
+  case OpKind::ReduceL2:
+  case OpKind::ReduceSumSquare:
     return kFloatTypes | dtypeBit(DType::I32) | dtypeBit(DType::I64);
+  case OpKind::ReduceLogSumExp:
+  case OpKind::ReduceLogSum:
+    return kFloatTypes;
   case OpKind::ReduceMax:
   case OpKind::ReduceMin:
     return kNumericTypes;
@@ -123,13 +131,14 @@ template <OpKind K> Status evalReduce(EvalContext& ctx) {
   bool supported = dispatchDType(x.dtype(), [&]<typename T>() {
     if constexpr (typeInSet<T>(reduceDTypes(K))) {
       using C = ComputeT<T>;
-      // Sums accumulate in double (floats) or wrapping int64 (integers); Max/Min in C.
-      constexpr bool kIsSum = K == OpKind::ReduceSum || K == OpKind::ReduceMean;
-      using Acc =
-          std::conditional_t<kIsSum,
-                             std::conditional_t<std::is_floating_point_v<C>, double, int64_t>, C>;
-      Acc init = 0;
-      if constexpr (!kIsSum) {
+      // Everything but Max/Min accumulates in double (floats) or wrapping int64 (integers) after
+      // an elementwise step (|x|, x², exp x); Max/Min accumulate in C.
+      constexpr bool kIsExtremum = K == OpKind::ReduceMax || K == OpKind::ReduceMin;
+      constexpr bool kIsProd = K == OpKind::ReduceProd;
+      using Acc = std::conditional_t<kIsExtremum, C,
+                                     std::conditional_t<std::is_floating_point_v<C>, double, int64_t>>;
+      Acc init = kIsProd ? Acc(1) : Acc(0);
+      if constexpr (kIsExtremum) {
         constexpr bool kMax = K == OpKind::ReduceMax;
         if constexpr (std::is_floating_point_v<C>)
           init = kMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity();
@@ -139,23 +148,51 @@ template <OpKind K> Status evalReduce(EvalContext& ctx) {
       std::vector<Acc> acc(size_t(out.numElements()), init);
       const T* in = x.data<T>().data();
       std::array<std::vector<int64_t>, 1> strides{broadcastStrides(keptSizes, x.sizes())};
+      // LogSumExp shifts by each output's maximum m so that e^x cannot overflow:
+      // m + log(sum(e^(x - m))), with m taken as 0 when it is infinite.
+      std::vector<double> shift;
+      if constexpr (K == OpKind::ReduceLogSumExp) {
+        shift.assign(acc.size(), -std::numeric_limits<double>::infinity());
+        forEachBroadcastN<1>(x.sizes(), strides, [&](int64_t i, const std::array<int64_t, 1>& off) {
+          shift[size_t(off[0])] = std::max(shift[size_t(off[0])], double(C(in[i])));
+        });
+        for (double& m : shift)
+          if (std::isinf(m))
+            m = 0;
+      }
       forEachBroadcastN<1>(x.sizes(), strides, [&](int64_t i, const std::array<int64_t, 1>& off) {
         Acc& a = acc[size_t(off[0])];
         const C v = C(in[i]);
-        if constexpr (kIsSum) {
-          a = wrapAdd(a, Acc(v));
-        } else if constexpr (std::is_floating_point_v<C>) {
-          if (std::isnan(v) || (K == OpKind::ReduceMax ? v > a : v < a))
-            a = v; // NaN propagates as in np.max
+        if constexpr (kIsExtremum) {
+          if constexpr (std::is_floating_point_v<C>) {
+            if (std::isnan(v) || (K == OpKind::ReduceMax ? v > a : v < a))
+              a = v; // NaN propagates as in np.max
+          } else {
+            a = K == OpKind::ReduceMax ? std::max(a, v) : std::min(a, v);
+          }
+        } else if constexpr (kIsProd) {
+          a = wrapMul(a, Acc(v));
+        } else if constexpr (K == OpKind::ReduceL1) {
+          a = wrapAdd(a, Acc(v < C(0) ? wrapSub(C(0), v) : v));
+        } else if constexpr (K == OpKind::ReduceL2 || K == OpKind::ReduceSumSquare) {
+          a = wrapAdd(a, wrapMul(Acc(v), Acc(v)));
+        } else if constexpr (K == OpKind::ReduceLogSumExp) {
+          a += std::exp(double(v) - shift[size_t(off[0])]);
         } else {
-          a = K == OpKind::ReduceMax ? std::max(a, v) : std::min(a, v);
+          a = wrapAdd(a, Acc(v));
         }
       });
       T* po = out.mutableData<T>().data();
       for (size_t i = 0; i < acc.size(); ++i) {
         if constexpr (K == OpKind::ReduceMean)
           po[i] = convertElement<T, double>(double(acc[i]) / double(count));
-        else if constexpr (K == OpKind::ReduceSum && std::is_floating_point_v<C>)
+        else if constexpr (K == OpKind::ReduceL2)
+          po[i] = convertElement<T, double>(std::sqrt(double(acc[i])));
+        else if constexpr (K == OpKind::ReduceLogSum)
+          po[i] = convertElement<T, double>(std::log(double(acc[i])));
+        else if constexpr (K == OpKind::ReduceLogSumExp)
+          po[i] = convertElement<T, double>(std::log(double(acc[i])) + shift[i]);
+        else if constexpr (!kIsExtremum && std::is_floating_point_v<C>)
           po[i] = T(C(acc[i]));
         else
           po[i] = T(acc[i]);
@@ -172,7 +209,7 @@ template <OpKind K> Status evalReduce(EvalContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// ArgMax.
+// ArgMax and ArgMin.
 
 /// Sizes before, along and after one axis: the [outer, n, inner] view of a tensor.
 struct AxisSplit {
@@ -222,15 +259,16 @@ Status inferArgMax(InferContext& ctx) {
   return Status::success();
 }
 
-/// The first (or, with select_last_index, last) index of the maximum along the axis.
-Status evalArgMax(EvalContext& ctx) {
+/// The first (or, with select_last_index, last) index of the maximum (ArgMin: minimum) along
+/// the axis.
+template <bool Min> Status evalArgMax(EvalContext& ctx) {
   const Tensor& x = ctx.input(0);
   FB_ASSIGN_OR_RETURN(int64_t axis, argMaxAxis(ctx, x.rank()));
   FB_ASSIGN_OR_RETURN(bool keepdims, intAttr(ctx, "keepdims", 1));
   FB_ASSIGN_OR_RETURN(bool selectLast, intAttr(ctx, "select_last_index", 0));
   const AxisSplit s = splitAt(x.sizes(), axis);
   if (s.n == 0)
-    return ctx.error("ArgMax over an empty axis ", axis);
+    return ctx.error(opName(ctx.node().op()), " over an empty axis ", axis);
   std::vector<int64_t> outSizes;
   for (size_t d = 0; d < x.rank(); ++d)
     if (int64_t(d) != axis || keepdims)
@@ -248,7 +286,8 @@ Status evalArgMax(EvalContext& ctx) {
           int64_t bestIndex = 0;
           for (int64_t j = 1; j < s.n; ++j) {
             const C v = C(p[j * s.inner]);
-            if (v > best || (selectLast && v == best)) {
+            const bool better = Min ? v < best : v > best;
+            if (better || (selectLast && v == best)) {
               best = v;
               bestIndex = j;
             }
@@ -342,7 +381,21 @@ void registerReductionOps(OpRegistry& r) {
         costPerInputElement<1>);
   r.set(OpKind::ReduceMin, inferReduce<OpKind::ReduceMin>, evalReduce<OpKind::ReduceMin>,
         costPerInputElement<1>);
-  r.set(OpKind::ArgMax, inferArgMax, evalArgMax, costPerInputElement<1>);
+  r.set(OpKind::ReduceProd, inferReduce<OpKind::ReduceProd>, evalReduce<OpKind::ReduceProd>,
+        costPerInputElement<1>);
+  // |x| or x² then add: 2 per element; exp and add: 2, the final log or sqrt per output negligible.
+  r.set(OpKind::ReduceL1, inferReduce<OpKind::ReduceL1>, evalReduce<OpKind::ReduceL1>,
+        costPerInputElement<2>);
+  r.set(OpKind::ReduceL2, inferReduce<OpKind::ReduceL2>, evalReduce<OpKind::ReduceL2>,
+        costPerInputElement<2>);
+  r.set(OpKind::ReduceSumSquare, inferReduce<OpKind::ReduceSumSquare>,
+        evalReduce<OpKind::ReduceSumSquare>, costPerInputElement<2>);
+  r.set(OpKind::ReduceLogSumExp, inferReduce<OpKind::ReduceLogSumExp>,
+        evalReduce<OpKind::ReduceLogSumExp>, costPerInputElement<2>);
+  r.set(OpKind::ReduceLogSum, inferReduce<OpKind::ReduceLogSum>, evalReduce<OpKind::ReduceLogSum>,
+        costPerInputElement<1>);
+  r.set(OpKind::ArgMax, inferArgMax, evalArgMax</*Min=*/false>, costPerInputElement<1>);
+  r.set(OpKind::ArgMin, inferArgMax, evalArgMax</*Min=*/true>, costPerInputElement<1>);
   // Softmax and LogSoftmax: max, subtract, exp, sum and scale (or subtract the log-sum): 5 per
   // element, the per-row log and division being negligible.
   r.set(OpKind::Softmax, inferSoftmax, evalSoftmax<false>, costPerInputElement<5>);
