@@ -2,7 +2,7 @@
 # Installs what is missing, builds Fusebox, and runs every test through ctest.
 set -euo pipefail
 cd "$(dirname "$0")"
-./scripts/install-deps.sh
+./scripts/install-deps.sh --test
 BUILD_DIR="${FUSEBOX_BUILD_DIR:-build}"
 WERROR=OFF
 if [ "${CI:-}" = "true" ]; then WERROR=ON; fi

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian packages listed in scripts/debian-packages.txt that are missing.
+# Installs the Debian packages listed in scripts/debian-packages.txt that are missing, and with
+# --test also those of scripts/debian-test-packages.txt (./test.sh passes it).
 # A no-op when all are present. Uses sudo when not run as root.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-mapfile -t wanted < <(grep -v '^\s*#' "$here/debian-packages.txt" | sed '/^\s*$/d')
+lists=("$here/debian-packages.txt")
+if [ "${1:-}" = "--test" ]; then lists+=("$here/debian-test-packages.txt"); fi
+mapfile -t wanted < <(cat "${lists[@]}" | grep -v '^\s*#' | sed '/^\s*$/d')
 missing=()
 for p in "${wanted[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
