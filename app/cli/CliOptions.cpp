@@ -90,6 +90,9 @@ Expected<CliOptions> parseCliOptions(int argc, char** argv) {
       o.listPasses = true;
     } else if (a == "--pass-limit") {
       FB_TRY(integer(o.passLimit));
+      if (*o.passLimit < 0)
+        return makeError("option --pass-limit expects a number of pass applications >= 0, got ",
+                         *o.passLimit);
     } else if (a == "--print-ir") {
       o.printIr = true;
     } else if (a == "--print-after-all") {
@@ -122,6 +125,9 @@ Expected<CliOptions> parseCliOptions(int argc, char** argv) {
     } else if (a == "--inputs") {
       FB_ASSIGN_OR_RETURN(std::string v, value());
       o.inputs = splitList(v);
+      if (o.inputs.empty())
+        return makeError("option --inputs names no files (give one .npy or .pb per model input, "
+                         "separated by commas)");
     } else if (a == "--seed") {
       std::optional<int64_t> s;
       FB_TRY(integer(s));
@@ -134,6 +140,8 @@ Expected<CliOptions> parseCliOptions(int argc, char** argv) {
       FB_TRY(str(o.tolerance));
     } else if (a == "--bench") {
       FB_TRY(integer(o.bench));
+      if (*o.bench < 1 || *o.bench > 100000)
+        return makeError("option --bench expects 1..100000 timed runs, got ", *o.bench);
     } else if (a == "--threads") {
       FB_TRY(integer(o.threads));
     } else if (a == "--profile") {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 namespace fb::workbench {
 
@@ -237,6 +238,22 @@ Status Session::bindDims(const std::map<std::string, int64_t>& sizes) {
     return makeError("no model is loaded");
   if (sizes.empty())
     return Status::success();
+  // On a model with symbolic dims, a name that is none of them is a typo, not a no-op. A fully
+  // static model ignores sizes, so scripts may pass the same --dim to every model they run.
+  std::set<std::string> symbols;
+  for (const Value* in : m_snapshots.front().graph->inputs())
+    for (const Dim& d : in->type().dims)
+      if (d.isSymbol())
+        symbols.insert(d.symbolName());
+  for (const auto& [name, size] : sizes) {
+    if (symbols.empty() || symbols.count(name))
+      continue;
+    std::string known;
+    for (const std::string& s : symbols)
+      known += (known.empty() ? "" : ", ") + s;
+    return makeError("the model's inputs have no symbolic dim '", name,
+                     "' (their symbolic dims: ", known, ")");
+  }
   std::unique_ptr<Graph> bound = m_snapshots.front().graph->clone();
   FB_TRY(specializeDims(*bound, sizes));
   m_snapshots.clear();

@@ -77,8 +77,9 @@ public:
   bool hasModel() const { return !m_snapshots.empty(); }
   /// Binds symbolic input dims of the imported model to sizes (N=4) and re-infers its types,
   /// so passes and backends that need static shapes run on a dynamic-batch model. The
-  /// imported snapshot is replaced and the computed ones dropped; on error nothing changes
-  /// and the error has kind SymbolicShape or names the unknown symbol.
+  /// imported snapshot is replaced and the computed ones dropped. On a model with symbolic
+  /// dims, a name that is none of them is an error listing them (a fully static model ignores
+  /// sizes); on error nothing changes.
   Status bindDims(const std::map<std::string, int64_t>& sizes);
   const std::string& modelPath() const { return m_path; }
   /// A short name for the window title: the file name.

@@ -37,8 +37,15 @@ Expected<TargetInfo> TargetInfo::forCpu(const std::string& cpu) {
   TargetInfo t;
   t.triple = host().triple;
   t.cpu = cpu;
-  FB_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, createTargetMachine(t, 0));
-  if (!tm->getMCSubtargetInfo()->isCPUStringValid(cpu))
+  // Ask the subtarget table before building a TargetMachine: one for an unknown CPU prints
+  // LLVM's own warning to stderr.
+  initializeNativeTarget();
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(t.triple, err);
+  if (!target)
+    return makeError("no LLVM target for ", t.triple, ": ", err);
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(t.triple, "", ""));
+  if (!sti || !sti->isCPUStringValid(cpu))
     return makeError("unknown CPU '", cpu, "' for ", t.triple,
                      " (try host, x86-64-v2, x86-64-v3, x86-64-v4, skylake, znver3, ...)");
   return t;
