@@ -39,6 +39,10 @@ std::unique_ptr<Graph> parseIr(const std::string& text) {
   return std::move(g).value();
 }
 
+std::string zooModel(const std::string& name) {
+  return std::string(FUSEBOX_ZOO_DIR) + "/" + name + ".onnx";
+}
+
 PipelineResult runPipeline(const Graph& graph, const std::string& pipeline) {
   auto steps = parsePipeline(pipeline);
   if (!steps.ok()) {

@@ -20,6 +20,10 @@ std::unique_ptr<Graph> parseIr(const std::string& text);
 /// Runs a pipeline string on a copy of `graph`; the result's error is set when a pass failed.
 PipelineResult runPipeline(const Graph& graph, const std::string& pipeline);
 
+/// The path of a model exported by tests/zoo/export_zoo.py ("resnet18_bn" ->
+/// BUILD/zoo/resnet18_bn.onnx); the ctest fixture zoo_models exports them before these tests.
+std::string zooModel(const std::string& name);
+
 /// The message of a pipeline's error, or "" when it succeeded (safe inside QVERIFY2, whose
 /// message is evaluated even when the check passes).
 std::string errorText(const PipelineResult& result);

@@ -354,11 +354,11 @@ private Q_SLOTS:
   }
 
   void torchvisionResnet18() {
-    const char* path = "/tmp/tvbn/resnet18.onnx";
-    if (!std::filesystem::exists(path))
-      QSKIP("no /tmp/tvbn/resnet18.onnx (export it with scripts/ to run this check)");
+    const std::string path = zooModel("resnet18_bn");
+    QVERIFY2(std::filesystem::exists(path),
+             (path + " is missing: the zoo_export ctest exports it (needs python3-torch)").c_str());
     auto loaded = loadModel(path);
-    QVERIFY(loaded.ok());
+    QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message().c_str());
     const Graph& g = **loaded;
     QCOMPARE(countOps(g, OpKind::Identity), size_t(72));
     PipelineResult r = runPipeline(g, "canonicalize");

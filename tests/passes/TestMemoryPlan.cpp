@@ -84,15 +84,15 @@ std::vector<std::pair<std::string, std::shared_ptr<const Graph>>> models(
       qFatal("%s: %s", s, errorText(r).c_str());
     out.emplace_back(s, r.snapshots.back().graph);
   }
-  for (const char* path : {"/tmp/tv/resnet18.onnx", "/tmp/tv/mobilenet_v2.onnx"}) {
+  for (const std::string path : {zooModel("resnet18"), zooModel("mobilenet_v2")}) {
     if (!std::filesystem::exists(path))
-      continue;
+      qFatal("%s is missing: the zoo_export ctest exports it (needs python3-torch)", path.c_str());
     auto g = importOnnxFile(path);
     if (!g)
-      qFatal("%s: %s", path, g.error().message().c_str());
+      qFatal("%s: %s", path.c_str(), g.error().message().c_str());
     PipelineResult r = runPipeline(**g, pipeline);
     if (r.error)
-      qFatal("%s: %s", path, errorText(r).c_str());
+      qFatal("%s: %s", path.c_str(), errorText(r).c_str());
     out.emplace_back(path, r.snapshots.back().graph);
   }
   return out;

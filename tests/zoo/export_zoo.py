@@ -79,6 +79,11 @@ def tv(name, size=64, **kw):
             lambda: torch.randn(1, 3, size, size))
 
 
+# Export options by model: "_bn" models keep BatchNormalization (and the Identity nodes torch
+# emits around it), as a training-mode export does, for the passes that fold them.
+KEEP_BN = {"training": torch.onnx.TrainingMode.PRESERVE}
+
+
 def seg(name, size=96, **kw):
     build = lambda: getattr(torchvision.models.segmentation, name)(weights=None,
                                                                     weights_backbone=None, **kw)
@@ -95,6 +100,7 @@ MODELS = {
     "alexnet": tv("alexnet", 224),         # adaptive pools to 6x6 and 7x7 export only when
     "vgg11": tv("vgg11", 224),             # the feature map is a multiple of them
     "resnet18": tv("resnet18"),
+    "resnet18_bn": tv("resnet18"),
     "resnext50_32x4d": tv("resnext50_32x4d"),
     "densenet121": tv("densenet121"),
     "googlenet": tv("googlenet", 96, aux_logits=False, init_weights=True),
@@ -129,7 +135,8 @@ def export(name, out):
     # path with no ONNX mapping).
     with torch.enable_grad():
         torch.onnx.export(model, x, paths[0], opset_version=OPSET, input_names=["input"],
-                          output_names=["output"], do_constant_folding=False)
+                          output_names=["output"], do_constant_folding=False,
+                          **(KEEP_BN if name.endswith("_bn") else {}))
     with torch.no_grad():
         y = model(x)
     if isinstance(y, dict):  # segmentation models return {"out": ...}
