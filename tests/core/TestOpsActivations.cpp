@@ -6,6 +6,7 @@
 #include "core/Interpreter.h"
 #include "core/ShapeInference.h"
 #include "core/ops/OpContext.h"
+#include "OpTestUtil.h"
 
 #include <QtTest/QtTest>
 
@@ -13,6 +14,7 @@
 #include <limits>
 
 using namespace fb;
+using namespace fb::test;
 
 namespace {
 
@@ -38,39 +40,6 @@ Expected<Tensor> runOp(OpKind op, const std::vector<Tensor>& ins, const AttrMap&
     n->attrs().set(k, v);
   g.addOutput(n->output(0));
   return run(g, ins);
-}
-
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    v.push_back(t.getAsDouble(i));
-  return v;
-}
-
-/// Element-wise comparison within a few float32 ulps of the NumPy reference.
-bool near(const std::vector<double>& got, const std::vector<double>& want, double tol = 2e-6) {
-  if (got.size() != want.size())
-    return false;
-  for (size_t i = 0; i < got.size(); ++i)
-    if (!(std::fabs(got[i] - want[i]) <= tol * std::max(1.0, std::fabs(want[i])))) {
-      qWarning("element %zu: got %.9g, want %.9g", i, got[i], want[i]);
-      return false;
-    }
-  return true;
-}
-
-bool contains(const Error& e, const std::string& s) {
-  if (e.message().find(s) != std::string::npos)
-    return true;
-  qWarning("message '%s' lacks '%s'", e.message().c_str(), s.c_str());
-  return false;
-}
-
-AttrMap attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
-  AttrMap a;
-  for (const auto& [k, v] : kv)
-    a.set(k, v);
-  return a;
 }
 
 const Tensor kX4 = Tensor::fromVector<float>({4}, {-2.f, -0.5f, 0.5f, 2.f});

@@ -5,12 +5,14 @@
 #include "core/Interpreter.h"
 #include "core/ShapeInference.h"
 #include "core/ops/OpContext.h"
+#include "OpTestUtil.h"
 
 #include <QtTest/QtTest>
 
 #include <cmath>
 
 using namespace fb;
+using namespace fb::test;
 
 namespace {
 
@@ -37,33 +39,6 @@ Expected<Tensor> runUnary(OpKind op, const Tensor& x, const AttrMap& attrs = {})
   if (!r.ok())
     return r.error();
   return (*r)[0];
-}
-
-/// Elements of a tensor as doubles.
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    v.push_back(t.getAsDouble(i));
-  return v;
-}
-
-/// Compares element-wise with a tolerance of a few float32 ulps (NumPy float32 reference).
-bool near(const std::vector<double>& got, const std::vector<double>& want, double tol = 2e-6) {
-  if (got.size() != want.size())
-    return false;
-  for (size_t i = 0; i < got.size(); ++i)
-    if (!(std::fabs(got[i] - want[i]) <= tol * std::max(1.0, std::fabs(want[i])))) {
-      qWarning("element %zu: got %.9g, want %.9g", i, got[i], want[i]);
-      return false;
-    }
-  return true;
-}
-
-bool contains(const Error& e, const std::string& s) {
-  if (e.message().find(s) != std::string::npos)
-    return true;
-  qWarning("message '%s' lacks '%s'", e.message().c_str(), s.c_str());
-  return false;
 }
 
 TensorType sym(DType d, std::vector<Dim> dims) {

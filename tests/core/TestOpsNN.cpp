@@ -5,12 +5,14 @@
 #include "core/Graph.h"
 #include "core/Interpreter.h"
 #include "core/ShapeInference.h"
+#include "OpTestUtil.h"
 
 #include <QtTest/QtTest>
 
 #include <cmath>
 
 using namespace fb;
+using namespace fb::test;
 
 namespace {
 
@@ -68,13 +70,6 @@ Expected<TensorType> inferOp(OpKind op, const std::vector<TensorType>& types,
   return n->output(0)->type();
 }
 
-AttrMap attrs(std::initializer_list<std::pair<const char*, AttrValue>> list) {
-  AttrMap m;
-  for (const auto& [k, v] : list)
-    m.set(k, v);
-  return m;
-}
-
 using Ints = std::vector<int64_t>;
 
 Tensor f32(Ints sizes, std::vector<float> v) { return Tensor::fromVector<float>(sizes, v); }
@@ -88,13 +83,6 @@ Tensor iotaF32(Ints sizes, float start = 0) {
   return t;
 }
 
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    v.push_back(t.getAsDouble(i));
-  return v;
-}
-
 /// Sizes equal and every element within tol (relative to max(1, |want|)).
 bool near(const Tensor& got, const Ints& sizes, const std::vector<double>& want,
           double tol = 1e-5) {
@@ -102,22 +90,7 @@ bool near(const Tensor& got, const Ints& sizes, const std::vector<double>& want,
     qWarning("sizes differ: got %s", got.type().str().c_str());
     return false;
   }
-  std::vector<double> g = values(got);
-  if (g.size() != want.size())
-    return false;
-  for (size_t i = 0; i < g.size(); ++i)
-    if (!(std::fabs(g[i] - want[i]) <= tol * std::max(1.0, std::fabs(want[i])))) {
-      qWarning("element %zu: got %.9g, want %.9g", i, g[i], want[i]);
-      return false;
-    }
-  return true;
-}
-
-bool contains(const Error& e, const std::string& s) {
-  if (e.message().find(s) != std::string::npos)
-    return true;
-  qWarning("message '%s' lacks '%s'", e.message().c_str(), s.c_str());
-  return false;
+  return fb::test::near(values(got), want, tol);
 }
 
 #define RUN_OK(var, expr)                                                                          \
