@@ -84,7 +84,7 @@ std::vector<std::pair<std::string, std::shared_ptr<const Graph>>> models(
       qFatal("%s: %s", s, errorText(r).c_str());
     out.emplace_back(s, r.snapshots.back().graph);
   }
-  for (const std::string path : {zooModel("resnet18"), zooModel("mobilenet_v2")}) {
+  for (const std::string& path : {zooModel("resnet18"), zooModel("mobilenet_v2")}) {
     if (!std::filesystem::exists(path))
       qFatal("%s is missing: the zoo_export ctest exports it (needs python3-torch)", path.c_str());
     auto g = importOnnxFile(path);
