@@ -38,7 +38,10 @@ std::vector<Value*> replaceWithConstants(Graph& graph, Node* n, std::vector<Tens
 ///      inference already knows (Shape->Gather->Concat chains), become constants without running;
 ///   4. each folded node is erased and its outputs become named constants; later nodes then see
 ///      constant operands, so chains fold in one walk;
-///   5. the intermediate constants this walk created and then consumed are erased, so a folded
+///   5. when a walk folded something, shapes are inferred again (a folded operand can make a type
+///      downstream static, and a static type lets its Shape fold) and the walk repeats until a
+///      walk folds nothing;
+///   6. the intermediate constants this walk created and then consumed are erased, so a folded
 ///      chain leaves one constant. Constants the model had before are left to dce.
 /// A kernel that rejects its constant operands (or is not implemented) leaves the node as it is:
 /// folding must not turn what fails at run time, if ever reached, into a compile-time error.
@@ -64,31 +67,40 @@ public:
     FB_ASSIGN_OR_RETURN(int64_t cap, ctx.options().getInt("max-elements"));
     // Shape contents are what lets Shape->Gather->Concat chains fold; a parsed or edited graph
     // may not carry them yet.
-    FB_TRY(inferShapes(graph));
-    size_t folded = 0, skipped = 0;
+    size_t folded = 0, skipped = 0, rounds = 0;
     std::vector<Value*> created;
-    std::vector<Node*> order;
-    for (const auto& n : graph.nodes())
-      order.push_back(n.get());
-    for (Node* n : order) {
-      if (n->op() == OpKind::Fused)
-        continue;
-      auto values = tryFold(*n, cap);
-      if (!values.ok()) {
-        ++skipped;
-        continue;
+    // A folded operand can make types downstream static (a Range whose limit became a constant),
+    // and a static type lets Shape/Size fold in turn: walk again after re-inferring, until a walk
+    // folds nothing. Each round folds at least one node, so this ends.
+    for (bool again = true; again; ++rounds) {
+      FB_TRY(inferShapes(graph));
+      size_t before = folded;
+      skipped = 0;
+      std::vector<Node*> order;
+      for (const auto& n : graph.nodes())
+        order.push_back(n.get());
+      for (Node* n : order) {
+        if (n->op() == OpKind::Fused)
+          continue;
+        auto values = tryFold(*n, cap);
+        if (!values.ok()) {
+          ++skipped;
+          continue;
+        }
+        if (values->empty())
+          continue;
+        ctx.logDeleted(n->id(), "folded to a constant");
+        for (Value* c : replaceWithConstants(graph, n, std::move(values).value()))
+          created.push_back(c);
+        ++folded;
       }
-      if (values->empty())
-        continue;
-      ctx.logDeleted(n->id(), "folded to a constant");
-      for (Value* c : replaceWithConstants(graph, n, std::move(values).value()))
-        created.push_back(c);
-      ++folded;
+      again = folded > before;
     }
     for (Value* c : created)
       if (!c->hasUses() && !c->isGraphOutput())
         graph.eraseValue(c);
     ctx.addStatistic("nodes folded", double(folded));
+    ctx.addStatistic("rounds", double(rounds));
     if (skipped)
       ctx.addStatistic("kernels that rejected constant operands", double(skipped));
     ctx.setSummary("folded " + std::to_string(folded) + " nodes into constants");
