@@ -164,9 +164,10 @@ Expected<std::unique_ptr<Graph>> bindOnce(const Graph& graph,
     for (const auto& node : graph.nodes())
       for (const Value* out : node->outputs())
         if (!out->type().isStatic())
-          return makeError("value ", out->name(), " of ", node->describe(),
-                           " has a non-static type ", out->type().str(),
-                           " after binding the input sizes");
+          return makeUnsupported("value ", out->name(), " of ", node->describe(),
+                                 " has a non-static type ", out->type().str(),
+                                 " after binding the input sizes (the CPU backend compiles "
+                                 "static shapes only)");
     return std::nullopt;
   };
   std::optional<Error> dynamic = firstDynamic(*g);
