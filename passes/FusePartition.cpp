@@ -116,6 +116,12 @@ OperandRoles classifyOperands(const Node& node) {
     if (!knownOperandData(v))
       roles.fusible = false; // a run-time shape (from Shape): the body would lose it
   }
+  // Dropout's ratio and training_mode decide what it computes, not its shape: known ones stay
+  // constants in the body, so the kernel sees inference mode (a run-time one is refused).
+  if (node.op() == OpKind::Dropout)
+    for (size_t i = 1; i < node.numInputs(); ++i)
+      if (node.input(i) && knownOperandData(node.input(i)))
+        roles.shapeParameter[i] = true;
   return roles;
 }
 

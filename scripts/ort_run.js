@@ -66,7 +66,11 @@ function writeNpy(file, tensor) {
     console.error('usage: node scripts/ort_run.js MODEL.onnx OUT_DIR IN0.npy [IN1.npy ...]');
     process.exit(2);
   }
-  const session = await ort.InferenceSession.create(model, {intraOpNumThreads: 2});
+  // Graph optimizations off: ORT then runs the model's own nodes as ONNX defines them (with them
+  // on, it fuses QuantizeLinear/DequantizeLinear pairs into int8 kernels that requantize between
+  // layers, which is a different computation, not a check of the export).
+  const level = process.env.FUSEBOX_ORT_OPT || 'disabled';
+  const session = await ort.InferenceSession.create(model, {intraOpNumThreads: 2, graphOptimizationLevel: level});
   if (inputs.length !== session.inputNames.length)
     throw new Error(`${model} has ${session.inputNames.length} inputs, ${inputs.length} given`);
   const feeds = {};

@@ -7,6 +7,7 @@
 
 #include <climits>
 #include <fstream>
+#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -167,6 +168,8 @@ private:
         FB_ASSIGN_OR_RETURN(name, nameOf(in, node));
         if (i == 0 && node.op() == OpKind::QuantizeLinear && in->type().dtype == DType::I32)
           name = castToFloat(name, node);
+        if (i == 3 && (node.op() == OpKind::ConvInteger || node.op() == OpKind::MatMulInteger))
+          name = uniformAsScalar(in, name);
       }
       inputs.push_back(std::move(name));
     }
@@ -201,6 +204,27 @@ private:
     to->set_name("to");
     to->set_type(onnx::AttributeProto::INT);
     to->set_i(onnx::TensorProto::FLOAT);
+    return out;
+  }
+
+  /// ONNX Runtime's ConvInteger takes per-tensor weight zero points only. Symmetric per-channel
+  /// quantization writes a vector of zeros; when every entry is the same, the export writes that
+  /// one value as a scalar (the same computation) and returns its name.
+  std::string uniformAsScalar(const Value* zeroPoint, const std::string& name) {
+    if (!zeroPoint->isConstant())
+      return name;
+    const Tensor& t = zeroPoint->constantData();
+    if (t.numElements() <= 1)
+      return name;
+    for (int64_t k = 1; k < t.numElements(); ++k)
+      if (t.getAsInt64(k) != t.getAsInt64(0))
+        return name;
+    auto scalar = Tensor::create(t.dtype(), {});
+    if (!scalar)
+      return name;
+    std::memcpy(scalar->mutableRawData(), t.rawData(), dtypeSize(t.dtype()));
+    std::string out = freshName(name + ".scalar");
+    encodeTensor(*scalar, out, *m_proto.add_initializer());
     return out;
   }
 

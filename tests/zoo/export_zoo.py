@@ -123,13 +123,37 @@ MODELS = {
 }
 
 
+def make_outputs_meaningful(model, make_input):
+    """Random weights as torchvision initializes them often give a check nothing to check: ViT's
+    head starts at zero (every logit 0), and with identity BatchNorm statistics activations
+    vanish (MobileNet, EfficientNet: logits of 1e-10) or explode (Inception-v3: 1e9). Parameters
+    that start all zero get small random values, and BatchNorm layers take their running
+    statistics from a few random batches, as after training, so outputs are O(1) and a wrong
+    kernel changes them visibly."""
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() >= 2 and not p.any():
+                p.normal_(0.0, 0.02)
+    bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return model
+    for bn in bns:
+        bn.reset_running_stats()
+        bn.momentum = None  # a cumulative average over the calibration batches
+    model.train()
+    with torch.no_grad():
+        for _ in range(4):
+            model(torch.cat([make_input() for _ in range(4)]))
+    return model.eval()
+
+
 def export(name, out):
     build, make_input = MODELS[name]
     paths = [os.path.join(out, name + ext) for ext in (".onnx", ".input.npy", ".output.npy")]
     if not FORCE and all(os.path.exists(p) for p in paths):
         return "cached"
     torch.manual_seed(0)
-    model = build().eval()
+    model = make_outputs_meaningful(build().eval(), make_input)
     x = make_input()
     # Transformer layers export only with gradients enabled (under no_grad torch takes a fused
     # path with no ONNX mapping).

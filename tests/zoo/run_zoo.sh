@@ -3,7 +3,10 @@
 # cached there) is checked as a user would use it:
 #   1. import and run on the reference interpreter, output compared with PyTorch's (float32 in
 #      another order of operations: 1e-4 + 1e-3·|ref| + 1e-4·max|ref|);
-#   2. -O1, -O2 and -O3 on the CPU backend, each compared with the interpreter (--compare),
+#   2. -O1, -O2 and -O3 on the CPU backend, each compared with the interpreter (--compare, with
+#      the same tolerance as step 1: both are float32 in another order of operations, and over
+#      Inception-v3's 94 layers the CPU differs from the interpreter by 1.2e-3 on logits of
+#      magnitude 14, as much as the interpreter differs from torch),
 #      with the compile time and the median of 3 timed runs;
 #   3. the GUI's screenshot mode after -O2 (QT_QPA_PLATFORM=offscreen).
 # Prints a Markdown table (model, nodes, status, compile ms, latency ms). A model that fails is
@@ -39,7 +42,7 @@ for m in "${models[@]}"; do
     "$OPT" "$onnx" -O2 --stats --json > "$TMP/stats.json" 2>/dev/null &&
       nodes="$("$PY" "$HERE/zoo_json.py" nodes "$TMP/stats.json")"
     for level in O1 O2 O3; do
-      if ! timeout 600 "$OPT" "$onnx" -$level --backend cpu --compare --inputs "$in" --bench 3 --json > "$TMP/run.json" 2> "$TMP/log"; then
+      if ! timeout 600 "$OPT" "$onnx" -$level --backend cpu --compare --tolerance 1e-4,1e-3,1e-4 --inputs "$in" --bench 3 --json > "$TMP/run.json" 2> "$TMP/log"; then
         status="-$level cpu: $( (grep -m1 error: "$TMP/log" || "$PY" "$HERE/zoo_json.py" failures "$TMP/run.json") | cut -c1-160)"
         break
       fi
