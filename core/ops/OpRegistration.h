@@ -23,6 +23,13 @@ void registerIndexingOps(OpRegistry& r);       // ops/Indexing.cpp: GatherElemen
 void registerScatterOps(OpRegistry& r);        // ops/Scatter.cpp: ScatterElements, ScatterND
 void registerSelectionOps(OpRegistry& r);      // ops/Selection.cpp: TopK, Hardmax
 void registerScanOps(OpRegistry& r);           // ops/Scan.cpp: CumSum, Trilu
+void registerLossOps(OpRegistry& r);           // ops/Loss.cpp: NegativeLogLikelihoodLoss, SCE
+void registerGeneratorOps(OpRegistry& r);      // ops/Generators.cpp: EyeLike, window functions
+void registerCompressOps(OpRegistry& r);       // ops/Compress.cpp
+void registerReverseSequenceOps(OpRegistry& r); // ops/ReverseSequence.cpp
+void registerLocalNormalizationOps(OpRegistry& r); // ops/LocalNormalization.cpp: LRN, MVN
+void registerDynamicQuantizeOps(OpRegistry& r); // ops/DynamicQuantize.cpp
+void registerLinearAlgebraOps(OpRegistry& r);  // ops/LinearAlgebra.cpp: Det, Einsum
 
 /// Calls every registration function above.
 inline void registerAllOps(OpRegistry& r) {
@@ -43,6 +50,13 @@ inline void registerAllOps(OpRegistry& r) {
   registerScatterOps(r);
   registerSelectionOps(r);
   registerScanOps(r);
+  registerLossOps(r);
+  registerGeneratorOps(r);
+  registerCompressOps(r);
+  registerReverseSequenceOps(r);
+  registerLocalNormalizationOps(r);
+  registerDynamicQuantizeOps(r);
+  registerLinearAlgebraOps(r);
 }
 
 } // namespace fb
