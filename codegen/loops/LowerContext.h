@@ -122,14 +122,22 @@ Status defineElementwiseMath(KernelBuilder& b, const Node& node);
 std::optional<Status> defineIndexingInline(KernelBuilder& b, const Node& node);
 
 /// Nests of ops that walk one axis in order (codegen/loops/LowerSequential.cpp): CumSum,
-/// ScatterElements, ScatterND, TopK (`extras[0]`: its indices output) and Hardmax. Returns
+/// ScatterElements, ScatterND, TopK (`extras[0]`: its indices output), Hardmax, MaxUnpool, and
+/// RoiAlign (codegen/loops/LowerRoiAlign.cpp). Returns
 /// std::nullopt when `node` is none of them.
 std::optional<Expected<StmtPtr>> lowerSequentialOp(KernelBuilder& b, const Node& node,
                                                    const BufferPtr& out, const Epilogue& epilogue,
                                                    const std::vector<BufferPtr>& extras);
 
+/// Defines the output of a GridSample inline (codegen/loops/LowerGridSample.cpp).
+Status defineGridSample(KernelBuilder& b, const Node& node);
+
 /// Defines the output of a Resize (nearest, linear, cubic) inline (codegen/loops/LowerResize.cpp).
 Status defineResize(KernelBuilder& b, const Node& node);
+
+/// The nest of RoiAlign (codegen/loops/LowerRoiAlign.cpp).
+Expected<StmtPtr> lowerRoiAlign(KernelBuilder& b, const Node& node, const BufferPtr& out,
+                                const Epilogue& epilogue);
 
 /// Nests of the losses (codegen/loops/LowerLoss.cpp): NegativeLogLikelihoodLoss and
 /// SoftmaxCrossEntropyLoss (`extras[0]`: its log-probabilities output). Returns std::nullopt when

@@ -225,6 +225,8 @@ std::optional<Status> defineIndexingInline(KernelBuilder& b, const Node& n) {
     return defineReverseSequence(b, n);
   case OpKind::Compress:
     return defineCompress(b, n);
+  case OpKind::GridSample:
+    return defineGridSample(b, n);
   default:
     return std::nullopt;
   }

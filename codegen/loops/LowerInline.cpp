@@ -172,6 +172,10 @@ bool isInlineOp(OpKind op) {
   case OpKind::DynamicQuantizeLinear:
   case OpKind::Det:
   case OpKind::Einsum:
+  case OpKind::NonMaxSuppression:
+  case OpKind::Unique:
+  case OpKind::MaxUnpool:
+  case OpKind::RoiAlign:
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
   case OpKind::Concat:
@@ -478,6 +482,11 @@ Status defineInline(KernelBuilder& b, const Node& n) {
     FB_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(rawAxis, int64_t(inSizes.size())));
     size_t q = indices->type().rank();
     int64_t dim = inSizes[size_t(axis)];
+    // Indices read from an argument are range-checked before the kernel, as for
+    // GatherElements; indices computed inside the kernel (the partitioner keeps their producer
+    // out of the gather's group, so only a hand-built group has them) are clamped only.
+    if (b.directBuffer(indices))
+      FB_TRY(b.addIndexCheck(n, indices, {dim}, {axis}));
     b.define(out, [&b, in, indices, axis, q, dim](const Indices& idx) {
       Indices iidx(idx.begin() + axis, idx.begin() + axis + int64_t(q));
       ExprPtr i = cast(Type::i64(), b.read(indices, iidx));

@@ -30,6 +30,11 @@ void registerReverseSequenceOps(OpRegistry& r); // ops/ReverseSequence.cpp
 void registerLocalNormalizationOps(OpRegistry& r); // ops/LocalNormalization.cpp: LRN, MVN
 void registerDynamicQuantizeOps(OpRegistry& r); // ops/DynamicQuantize.cpp
 void registerLinearAlgebraOps(OpRegistry& r);  // ops/LinearAlgebra.cpp: Det, Einsum
+void registerGridSampleOps(OpRegistry& r);     // ops/GridSample.cpp
+void registerNonMaxSuppressionOps(OpRegistry& r); // ops/NonMaxSuppression.cpp
+void registerUniqueOps(OpRegistry& r);         // ops/Unique.cpp
+void registerMaxUnpoolOps(OpRegistry& r);      // ops/MaxUnpool.cpp
+void registerRoiAlignOps(OpRegistry& r);       // ops/RoiAlign.cpp
 
 /// Calls every registration function above.
 inline void registerAllOps(OpRegistry& r) {
@@ -57,6 +62,11 @@ inline void registerAllOps(OpRegistry& r) {
   registerLocalNormalizationOps(r);
   registerDynamicQuantizeOps(r);
   registerLinearAlgebraOps(r);
+  registerGridSampleOps(r);
+  registerNonMaxSuppressionOps(r);
+  registerUniqueOps(r);
+  registerMaxUnpoolOps(r);
+  registerRoiAlignOps(r);
 }
 
 } // namespace fb

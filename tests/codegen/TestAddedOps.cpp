@@ -2,9 +2,10 @@
 // reduction, weights, ignore_index, log_prob, N-d, and the interpreter's error for a target out
 // of range), Einsum (products, attention scores, diagonals, transposes, sums, broadcast
 // ellipses), Det (with row swaps and a singular matrix), LRN, MeanVarianceNormalization,
-// DynamicQuantizeLinear, cubic Resize, EyeLike, Shrink, CastLike, ReverseSequence, Compress
-// with a constant condition and the window functions, each alone and under O3, against the
-// reference interpreter.
+// DynamicQuantizeLinear, cubic Resize, GridSample, MaxUnpool, RoiAlign, EyeLike, Shrink,
+// CastLike, ReverseSequence, Compress with a constant condition and the window functions, each
+// alone and under O3, against the reference interpreter; NonMaxSuppression, Unique and Compress
+// with a run-time condition are refused by name.
 #include "OneNodeCompare.h"
 
 using namespace fb;
@@ -96,6 +97,65 @@ private Q_SLOTS:
     CHECK_OP(OpKind::Compress, (Ops{in(ramp({3, 4})), cst(cond)}), Attrs{}, 1);
     for (OpKind w : {OpKind::HannWindow, OpKind::HammingWindow, OpKind::BlackmanWindow})
       CHECK_OP(w, (Ops{cst(Tensor::scalar<int64_t>(10))}), (Attrs{{"periodic", int64_t(0)}}), 1);
+  }
+
+  void gridSample() {
+    Tensor grid(DType::F32, {2, 3, 4, 2});
+    for (int64_t i = 0; i < grid.numElements(); ++i)
+      grid.setFromDouble(i, double((i * 37) % 29) / 11.0 - 1.3); // in and outside [-1, 1]
+    for (const char* mode : {"nearest", "bilinear", "bicubic"})
+      for (const char* padding : {"zeros", "border", "reflection"})
+        for (int64_t align : {0, 1})
+          CHECK_OP(OpKind::GridSample, (Ops{in(ramp({2, 2, 3, 5})), in(grid)}),
+                   (Attrs{{"mode", std::string(mode)}, {"padding_mode", std::string(padding)},
+                          {"align_corners", align}}),
+                   1);
+  }
+
+  void unpoolAndRoiAlign() {
+    Attrs k{{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}};
+    CHECK_OP(OpKind::MaxUnpool,
+             (Ops{in(ramp({1, 2, 2, 2})), in(i64({1, 2, 2, 2}, {0, 3, 9, 15, 16, 22, 25, 31}))}), k, 1);
+    CHECK_OP(OpKind::MaxUnpool,
+             (Ops{in(f32({1, 1, 2, 2}, {5, 6, 7, 8})), in(i64({1, 1, 2, 2}, {5, 7, 13, 15})),
+                  cst(i64({4}, {1, 1, 5, 5}))}),
+             k, 1);
+    Tensor rois = f32({3, 4}, {0, 0, 9, 9, 0, 5, 4, 9, 5.5f, 5, 9, 8.2f});
+    for (const char* coord : {"half_pixel", "output_half_pixel"})
+      for (const char* mode : {"avg", "max"})
+        for (int64_t ratio : {0, 2})
+          CHECK_OP(OpKind::RoiAlign, (Ops{in(ramp({2, 3, 10, 10}, 13)), in(rois), in(i64({3}, {0, 1, 0}))}),
+                   (Attrs{{"output_height", int64_t(3)}, {"output_width", int64_t(4)},
+                          {"sampling_ratio", ratio}, {"spatial_scale", 0.9f},
+                          {"mode", std::string(mode)},
+                          {"coordinate_transformation_mode", std::string(coord)}}),
+                   1);
+  }
+
+  void dataDependentShapesAreRefusedByName() {
+    for (OpKind op : {OpKind::NonMaxSuppression, OpKind::Unique}) {
+      std::vector<Tensor> feeds;
+      Ops operands{in(ramp({1, 3, 4}))};
+      if (op == OpKind::NonMaxSuppression)
+        operands.push_back(in(ramp({1, 2, 3})));
+      auto g = oneNode(op, operands, Attrs{}, 1, feeds);
+      std::string r = compare(*g, feeds);
+      QVERIFY2(r.find(opName(op)) != std::string::npos, r.c_str());
+    }
+  }
+
+  void gatherIndicesAreRangeChecked() {
+    // In range (negative ones count from the end) the CPU result matches; out of range it fails
+    // with the interpreter's error instead of reading a clamped element.
+    CHECK_OP(OpKind::Gather, (Ops{in(ramp({4, 3})), in(i64({2, 2}, {0, -1, 3, -4}))}),
+             (Attrs{{"axis", int64_t(0)}}), 1);
+    std::vector<Tensor> feeds;
+    auto g = oneNode(OpKind::Gather, Ops{in(ramp({4, 3})), in(i64({2}, {1, 3}))},
+                     Attrs{{"axis", int64_t(1)}}, 1, feeds);
+    std::string r = compare(*g, feeds);
+    QVERIFY2(r.rfind("error: ", 0) == 0 &&
+                 r.find("index 3 is out of range for axis 1 of size 3") != std::string::npos,
+             r.c_str());
   }
 
   void compressNeedsACompileTimeCondition() {

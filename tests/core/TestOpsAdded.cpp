@@ -1,7 +1,8 @@
 // Tests of the ops added for the ONNX node tests, where their semantics are subtle: the losses
 // (reductions, weights, ignore_index, N-d inputs, log_prob, out-of-range targets), Einsum
 // (batched products, attention scores, diagonals, transposes, sums, ellipses, implicit output),
-// Det, Compress, ReverseSequence, EyeLike and Shrink, against numbers computed with NumPy and the
+// Det, Compress, ReverseSequence, EyeLike, Shrink, GridSample (every mode and padding),
+// NonMaxSuppression, Unique, MaxUnpool and RoiAlign, against numbers computed with NumPy and the
 // ONNX reference implementations.
 #include "OpTestUtil.h"
 
@@ -190,6 +191,116 @@ private Q_SLOTS:
     RUN_ONE(s, OpKind::Shrink, {f32({5}, {-2, -1, 0, 1, 2})},
             attrs({{"lambd", 1.5f}, {"bias", 1.5f}}));
     QVERIFY(near(values(s.outputs[0]), {-0.5, 0, 0, 0, 0.5}));
+  }
+
+  void gridSample() {
+    // Expected values from torch.nn.functional.grid_sample (which ONNX's outputs come from).
+    struct Case {
+      const char* mode;
+      const char* padding;
+      int64_t align;
+      std::vector<double> want;
+    };
+    const std::vector<Case> cases = {
+        {"nearest", "zeros", 0, {0.0, 2.0, 0.0, 0.0, 3.5, 2.5}},
+        {"nearest", "zeros", 1, {-1.0, 2.0, 4.5, 0.0, 3.5, 2.5}},
+        {"nearest", "reflection", 0, {-1.0, 2.0, 4.5, 0.0, 3.5, 2.5}},
+        {"bilinear", "zeros", 0, {-0.065, 2.35, 0.77625, -0.125, 3.135, 1.33}},
+        {"bilinear", "zeros", 1, {-0.56, 2.175, 3.740001, -0.25, 2.8125, 2.025}},
+        {"bilinear", "border", 0, {-1.0, 2.35, 4.5, -0.25, 3.3, 1.9}},
+        {"bilinear", "border", 1, {-0.8, 2.175, 4.4, -0.25, 2.8125, 2.025}},
+        {"bilinear", "reflection", 1, {-0.65, 2.175, 4.325, -0.25, 2.8125, 2.025}},
+        {"bicubic", "zeros", 0, {-0.075139, 2.567844, 0.806026, -0.3125, 3.404225, 1.315966}},
+        {"bicubic", "border", 1, {-0.904624, 2.249813, 4.465577, -0.25, 2.916066, 1.899328}},
+        {"bicubic", "reflection", 0, {-1.375, 2.489314, 4.945313, -0.625, 3.323249, 1.800251}},
+        {"bicubic", "reflection", 1, {-0.91025, 2.263312, 4.476592, -0.25, 3.127091, 1.89197}},
+    };
+    Tensor x = ramp({1, 1, 3, 4}, 0.5f, -1);
+    Tensor grid = f32({1, 2, 3, 2}, {-1.2f, -0.9f, 0.3f, 0.1f, 1.1f, 0.95f, 0.0f, -1.0f, -0.45f,
+                                     0.7f, 0.9f, -0.2f});
+    for (const Case& c : cases) {
+      RUN_ONE(r, OpKind::GridSample, {x, grid},
+              attrs({{"mode", std::string(c.mode)}, {"padding_mode", std::string(c.padding)},
+                     {"align_corners", c.align}}));
+      QVERIFY2(near(values(r.outputs[0]), c.want, 2e-6),
+               (std::string(c.mode) + " " + c.padding + " " + std::to_string(c.align)).c_str());
+      QCOMPARE(r.types[0], TensorType::of(DType::F32, {1, 1, 2, 3}));
+    }
+  }
+
+  void nonMaxSuppression() {
+    // ONNX's suppress-by-IoU case: six boxes of one class, three kept at IoU threshold 0.5.
+    Tensor boxes = f32({1, 6, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f,
+                                   0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100, 1, 101});
+    Tensor scores = f32({1, 1, 6}, {0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f});
+    RUN_ONE(r, OpKind::NonMaxSuppression,
+            {boxes, scores, i64({1}, {3}), f32({1}, {0.5f}), f32({1}, {0.0f})});
+    QVERIFY(near(values(r.outputs[0]), {0, 0, 3, 0, 0, 0, 0, 0, 5}));
+    QCOMPARE(r.outputs[0].sizes(), (std::vector<int64_t>{3, 3}));
+    // Without max_output_boxes_per_class nothing is selected.
+    RUN_ONE(none, OpKind::NonMaxSuppression, {boxes, scores});
+    QCOMPARE(none.outputs[0].sizes(), (std::vector<int64_t>{0, 3}));
+    // A score threshold of 0.6 drops the boxes scoring 0.6 or less.
+    RUN_ONE(t, OpKind::NonMaxSuppression,
+            {boxes, scores, i64({1}, {6}), f32({1}, {0.5f}), f32({1}, {0.6f})});
+    QVERIFY(near(values(t.outputs[0]), {0, 0, 3, 0, 0, 0}));
+  }
+
+  void unique() {
+    RUN_ONE(s, OpKind::Unique, {f32({6}, {2, 1, 1, 3, 4, 3})}, {}, 4);
+    QVERIFY(near(values(s.outputs[0]), {1, 2, 3, 4}));
+    QVERIFY(near(values(s.outputs[1]), {1, 0, 3, 4}));
+    QVERIFY(near(values(s.outputs[2]), {1, 0, 0, 2, 3, 2}));
+    QVERIFY(near(values(s.outputs[3]), {2, 1, 2, 1}));
+    RUN_ONE(u, OpKind::Unique, {f32({6}, {2, 1, 1, 3, 4, 3})}, attrs({{"sorted", int64_t(0)}}), 4);
+    QVERIFY(near(values(u.outputs[0]), {2, 1, 3, 4}));
+    QVERIFY(near(values(u.outputs[1]), {0, 1, 3, 4}));
+    QVERIFY(near(values(u.outputs[2]), {0, 1, 1, 2, 3, 2}));
+    QVERIFY(near(values(u.outputs[3]), {1, 2, 2, 1}));
+    RUN_ONE(a, OpKind::Unique, {f32({3, 3}, {1, 0, 0, 1, 0, 0, 2, 3, 4})}, attrs({{"axis", int64_t(0)}}), 4);
+    QVERIFY(near(values(a.outputs[0]), {1, 0, 0, 2, 3, 4}));
+    QCOMPARE(a.outputs[0].sizes(), (std::vector<int64_t>{2, 3}));
+    QVERIFY(near(values(a.outputs[1]), {0, 2}));
+    QVERIFY(near(values(a.outputs[2]), {0, 0, 1}));
+    QVERIFY(near(values(a.outputs[3]), {2, 1}));
+  }
+
+  void maxUnpool() {
+    AttrMap a = attrs({{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}});
+    RUN_ONE(r, OpKind::MaxUnpool, {f32({1, 1, 2, 2}, {1, 2, 3, 4}), i64({1, 1, 2, 2}, {5, 7, 13, 15})}, a);
+    QVERIFY(near(values(r.outputs[0]), {0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4}));
+    QCOMPARE(r.types[0], TensorType::of(DType::F32, {1, 1, 4, 4}));
+    // Indices are positions in the default 4 × 4 output; a 5 × 5 output_shape pads its ends.
+    RUN_ONE(p, OpKind::MaxUnpool,
+            {f32({1, 1, 2, 2}, {5, 6, 7, 8}), i64({1, 1, 2, 2}, {5, 7, 13, 15}), i64({4}, {1, 1, 5, 5})}, a);
+    QVERIFY(near(values(p.outputs[0]), {0, 0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 0, 0, 7, 0, 8, 0,
+                                        0, 0, 0, 0, 0}));
+    auto bad = runOne(OpKind::MaxUnpool, {f32({1, 1, 2, 2}, {1, 2, 3, 4}), i64({1, 1, 2, 2}, {5, 7, 13, 16})}, a);
+    QVERIFY(!bad.ok());
+    QVERIFY(contains(bad.error(), "index 16 is out of range"));
+  }
+
+  void roiAlign() {
+    // On the linear image x + 10 y, bilinear samples are exact, so each bin averages to the
+    // value at its centre: bins of 2 starting at 1 (output_half_pixel) or 0.5 (half_pixel).
+    Tensor x(DType::F32, {1, 1, 10, 10});
+    for (int64_t i = 0; i < 100; ++i)
+      x.setFromDouble(i, double(i % 10 + 10 * (i / 10)));
+    Tensor rois = f32({1, 4}, {1, 1, 5, 5});
+    Tensor batch = i64({1}, {0});
+    AttrMap a = attrs({{"output_height", int64_t(2)}, {"output_width", int64_t(2)},
+                       {"sampling_ratio", int64_t(2)},
+                       {"coordinate_transformation_mode", std::string("output_half_pixel")}});
+    RUN_ONE(r, OpKind::RoiAlign, {x, rois, batch}, a);
+    QVERIFY(near(values(r.outputs[0]), {22, 24, 42, 44}));
+    QCOMPARE(r.types[0], TensorType::of(DType::F32, {1, 1, 2, 2}));
+    a.set("coordinate_transformation_mode", std::string("half_pixel"));
+    a.set("sampling_ratio", int64_t(0)); // adaptive: ceil(2 / 1) samples per bin side
+    RUN_ONE(h, OpKind::RoiAlign, {x, rois, batch}, a);
+    QVERIFY(near(values(h.outputs[0]), {16.5, 18.5, 36.5, 38.5}));
+    auto bad = runOne(OpKind::RoiAlign, {x, rois, i64({1}, {1})}, a);
+    QVERIFY(!bad.ok());
+    QVERIFY(contains(bad.error(), "index 1 is out of range for axis 0 of size 1"));
   }
 };
 
