@@ -181,8 +181,7 @@ std::vector<FlowNode> buildDataflowGraph(const Graph& graph) {
   for (const FlowNode& f : nodes) {
     const OpKind op = f.node->op();
     if ((op == OpKind::Gather || op == OpKind::GatherElements || op == OpKind::GatherND) &&
-        f.node->numInputs() > 1 &&
-        f.node->input(1) && f.node->input(1)->producer()) {
+        f.node->numInputs() > 1 && f.node->input(1) && f.node->input(1)->producer()) {
       auto it = index.find(f.node->input(1)->producer());
       if (it != index.end())
         nodes[size_t(it->second)].pattern = OpCategory::Opaque;

@@ -552,7 +552,8 @@ Profile CompiledModel::newProfile() const {
 }
 
 /// Runs a kernel's index checks on its bound arguments: the first index outside [-size, size)
-/// ([0, size) for nonNegative checks; the exempt value passes) gives the interpreter's error for it (the kernel would clamp it).
+/// ([0, size) for nonNegative checks; the exempt value passes) gives the interpreter's error
+/// for it (the kernel would clamp it).
 static Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& args) {
   for (const IndexCheck& c : kern.indexChecks) {
     const KernelArg& a = kern.args[size_t(c.arg)];

@@ -188,9 +188,9 @@ ExprPtr KernelBuilder::read(const Value* v, const Indices& idx) {
   return it->second(idx);
 }
 
-Status KernelBuilder::addIndexCheck(const Node& n, const Value* indices,
-                                   std::vector<int64_t> sizes, std::vector<int64_t> axes,
-                                   bool nonNegative, std::optional<int64_t> exempt) {
+Status KernelBuilder::addIndexCheck(const Node& n, const Value* indices, std::vector<int64_t> sizes,
+                                    std::vector<int64_t> axes, bool nonNegative,
+                                    std::optional<int64_t> exempt) {
   BufferPtr buf = directBuffer(indices);
   if (!buf)
     return makeUnsupported(n.describe(), ": the indices of ", opName(n.op()),

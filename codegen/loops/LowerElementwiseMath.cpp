@@ -1,7 +1,7 @@
 // Lowering of the elementwise math ops (trigonometric and hyperbolic functions, Sign, Round,
-// IsNaN/IsInf, the ELU family and other activations, Shrink) and of the broadcasting Mod, LessOrEqual,
-// GreaterOrEqual, Xor and BitShift to inline expressions. Each computes what its interpreter
-// kernel (core/ops/Elementwise.cpp, core/ops/Binary.cpp) computes, in the same order.
+// IsNaN/IsInf, the ELU family and other activations, Shrink) and of the broadcasting Mod,
+// LessOrEqual, GreaterOrEqual, Xor and BitShift to inline expressions. Each computes what its
+// interpreter kernel (core/ops/Elementwise.cpp, core/ops/Binary.cpp) computes, in the same order.
 #include "codegen/loops/LowerContext.h"
 
 #include <cmath>
@@ -175,7 +175,8 @@ bool isElementwiseMathOp(OpKind op) {
   case OpKind::Xor:
   case OpKind::Mod:
   case OpKind::BitShift:
-  case OpKind::Shrink: return true;
+  case OpKind::Shrink:
+    return true;
   default: return false;
   }
 }
@@ -226,9 +227,9 @@ Status defineElementwiseMath(KernelBuilder& b, const Node& n) {
     FB_ASSIGN_OR_RETURN(float lambd, n.attrs().getFloat("lambd", 0.5f));
     FB_ASSIGN_OR_RETURN(float bias, n.attrs().getFloat("bias", 0.0f));
     unaryFn([lambd, bias](ExprPtr v) {
-      return select(binary(BinaryOp::Lt, v, floatImm(-lambd)), add(v, floatImm(bias)),
-                    select(binary(BinaryOp::Gt, v, floatImm(lambd)), sub(v, floatImm(bias)),
-                           floatImm(0)));
+      return select(
+          binary(BinaryOp::Lt, v, floatImm(-lambd)), add(v, floatImm(bias)),
+          select(binary(BinaryOp::Gt, v, floatImm(lambd)), sub(v, floatImm(bias)), floatImm(0)));
     });
     return Status::success();
   }

@@ -27,10 +27,11 @@ ExprPtr padCoordinate(ExprPtr v, int64_t size, const std::string& padding, bool 
   ExprPtr a = unary(UnaryOp::Abs, sub(v, floatImm(lo)));
   ExprPtr extra = binary(BinaryOp::Mod, a, floatImm(span));
   ExprPtr flips = unary(UnaryOp::Floor, div(a, floatImm(span)));
-  ExprPtr even = binary(BinaryOp::Eq,
-                        sub(flips, mul(floatImm(2), unary(UnaryOp::Floor, div(flips, floatImm(2))))),
-                        floatImm(0));
-  return clampAxis(select(even, add(extra, floatImm(lo)), add(sub(floatImm(span), extra), floatImm(lo))));
+  ExprPtr even = binary(
+      BinaryOp::Eq, sub(flips, mul(floatImm(2), unary(UnaryOp::Floor, div(flips, floatImm(2))))),
+      floatImm(0));
+  return clampAxis(
+      select(even, add(extra, floatImm(lo)), add(sub(floatImm(span), extra), floatImm(lo))));
 }
 
 /// Keys' cubic weights (A = -0.75) of the taps at floor - 1 .. floor + 2 for fraction t.
@@ -75,11 +76,13 @@ Status defineGridSample(KernelBuilder& b, const Node& n) {
       return cast(Type::i64(), min(max(v, floatImm(-4)), floatImm(double(size + 4))));
     };
     auto tap = [&b, X, &idx, H, W](ExprPtr py, ExprPtr px) {
-      ExprPtr inside = binary(
-          BinaryOp::And,
-          binary(BinaryOp::And, binary(BinaryOp::Ge, py, intImm(0)), binary(BinaryOp::Lt, py, intImm(H))),
-          binary(BinaryOp::And, binary(BinaryOp::Ge, px, intImm(0)), binary(BinaryOp::Lt, px, intImm(W))));
-      ExprPtr cy = min(max(py, intImm(0)), intImm(H - 1)), cx = min(max(px, intImm(0)), intImm(W - 1));
+      ExprPtr inside = binary(BinaryOp::And,
+                              binary(BinaryOp::And, binary(BinaryOp::Ge, py, intImm(0)),
+                                     binary(BinaryOp::Lt, py, intImm(H))),
+                              binary(BinaryOp::And, binary(BinaryOp::Ge, px, intImm(0)),
+                                     binary(BinaryOp::Lt, px, intImm(W))));
+      ExprPtr cy = min(max(py, intImm(0)), intImm(H - 1)),
+              cx = min(max(px, intImm(0)), intImm(W - 1));
       return select(inside, b.read(X, {idx[0], idx[1], cy, cx}), floatImm(0));
     };
     if (mode == "nearest")

@@ -179,8 +179,8 @@ Status defineCompress(KernelBuilder& b, const Node& n) {
       picked.push_back(i);
   if (picked.empty())
     picked.push_back(0); // an empty output reads nothing; keep the table non-empty
-  BufferPtr table = b.constantBuffer("compress_pos", Tensor::fromVector<int64_t>(
-                                                         {int64_t(picked.size())}, picked));
+  BufferPtr table = b.constantBuffer("compress_pos",
+                                     Tensor::fromVector<int64_t>({int64_t(picked.size())}, picked));
   if (hasAxis) {
     b.define(n.output(0), [&b, x, table, axis](const Indices& idx) {
       Indices src = idx;

@@ -38,30 +38,31 @@ Expected<StmtPtr> lowerDet(KernelBuilder& b, const Node& n, const BufferPtr& out
   Indices src = batch;
   src.push_back(var("r0"));
   src.push_back(var("k0"));
-  StmtPtr copy = forRange("r0", M, forRange("k0", M, store(a, {var("r0"), var("k0")},
-                                                           b.read(X, src), tag(n))));
+  StmtPtr copy = forRange(
+      "r0", M, forRange("k0", M, store(a, {var("r0"), var("k0")}, b.read(X, src), tag(n))));
   ExprPtr c = var("c"), p = load(piv, z);
   ExprPtr cPlus1 = add(c, intImm(1));
   StmtPtr search = from("r1", cPlus1, M,
                         ifThen(binary(BinaryOp::Gt, unary(UnaryOp::Abs, at(var("r1"), c)),
                                       unary(UnaryOp::Abs, at(p, c))),
                                store(piv, z, var("r1"))));
-  StmtPtr swap = ifThen(
-      binary(BinaryOp::Ne, p, c),
-      block({forRange("k1", M, let("t", at(p, var("k1")),
-                                   block({store(a, {p, var("k1")}, at(c, var("k1"))),
-                                          store(a, {c, var("k1")}, var("t", Type{dt, 1}))}))),
-             store(det, z, unary(UnaryOp::Neg, load(det, z)))}));
-  StmtPtr eliminate = from(
-      "r2", cPlus1, M,
-      block({store(f, z, div(at(var("r2"), c), at(c, c))),
-             from("k2", c, M, store(a, {var("r2"), var("k2")},
-                                    sub(at(var("r2"), var("k2")), mul(load(f, z), at(c, var("k2"))))))}));
-  StmtPtr step = block({store(piv, z, c), search,
-                        ifThen(binary(BinaryOp::Eq, at(p, c), fimm(dt, 0)),
-                               store(det, z, fimm(dt, 0)),
-                               block({swap, store(det, z, mul(load(det, z), at(c, c))),
-                                      eliminate}))});
+  StmtPtr swap =
+      ifThen(binary(BinaryOp::Ne, p, c),
+             block({forRange("k1", M,
+                             let("t", at(p, var("k1")),
+                                 block({store(a, {p, var("k1")}, at(c, var("k1"))),
+                                        store(a, {c, var("k1")}, var("t", Type{dt, 1}))}))),
+                    store(det, z, unary(UnaryOp::Neg, load(det, z)))}));
+  StmtPtr eliminate =
+      from("r2", cPlus1, M,
+           block({store(f, z, div(at(var("r2"), c), at(c, c))),
+                  from("k2", c, M,
+                       store(a, {var("r2"), var("k2")},
+                             sub(at(var("r2"), var("k2")), mul(load(f, z), at(c, var("k2"))))))}));
+  StmtPtr step =
+      block({store(piv, z, c), search,
+             ifThen(binary(BinaryOp::Eq, at(p, c), fimm(dt, 0)), store(det, z, fimm(dt, 0)),
+                    block({swap, store(det, z, mul(load(det, z), at(c, c))), eliminate}))});
   StmtPtr body = block({copy, store(det, z, fimm(dt, 1)), forRange("c", M, step),
                         store(out, batch, applyEpi(epi, batch, load(det, z)))});
   return wrapLoops(names, batchSizes, alloc(a, alloc(det, alloc(f, alloc(piv, body)))));
@@ -114,10 +115,10 @@ Expected<StmtPtr> lowerEinsum(KernelBuilder& b, const Node& n, const BufferPtr& 
                      store(out, outIdx, applyEpi(epi, outIdx, product), tag(n)));
   BufferPtr acc = makeLocalBuffer("acc", dt, {1});
   Indices z{intImm(0)};
-  StmtPtr body = alloc(acc, block({store(acc, z, fimm(dt, 0), tag(n)),
-                                   wrapLoops(sumNames, sumSizes,
-                                             store(acc, z, add(load(acc, z), product))),
-                                   store(out, outIdx, applyEpi(epi, outIdx, load(acc, z)))}));
+  StmtPtr body =
+      alloc(acc, block({store(acc, z, fimm(dt, 0), tag(n)),
+                        wrapLoops(sumNames, sumSizes, store(acc, z, add(load(acc, z), product))),
+                        store(out, outIdx, applyEpi(epi, outIdx, load(acc, z)))}));
   return wrapLoops(outNames, outSizes, body);
 }
 

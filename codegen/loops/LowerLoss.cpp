@@ -64,8 +64,8 @@ Expected<StmtPtr> lowerLoss(KernelBuilder& b, const Node& n, const BufferPtr& ou
     perElement.push_back(store(mx, z, fimm(dt, -INFINITY), tag(n)));
     perElement.push_back(forRange("c", C, store(mx, z, max(load(mx, z), x))));
     perElement.push_back(store(sum, z, fimm(dt, 0)));
-    perElement.push_back(
-        forRange("c", C, store(sum, z, add(load(sum, z), unary(UnaryOp::Exp, sub(x, load(mx, z)))))));
+    perElement.push_back(forRange(
+        "c", C, store(sum, z, add(load(sum, z), unary(UnaryOp::Exp, sub(x, load(mx, z)))))));
     if (logProbOut)
       perElement.push_back(forRange("c", C, store(logProbOut, at(var("c")), logProb(var("c")))));
   }
@@ -91,13 +91,13 @@ Expected<StmtPtr> lowerLoss(KernelBuilder& b, const Node& n, const BufferPtr& ou
     return nest;
   ExprPtr total = reduction == "sum" ? load(acc, z) : div(load(acc, z), load(wacc, z));
   return alloc(acc, alloc(wacc, block({store(acc, z, fimm(dt, 0)), store(wacc, z, fimm(dt, 0)),
-                                        nest, store(out, {}, applyEpi(epi, {}, total))})));
+                                       nest, store(out, {}, applyEpi(epi, {}, total))})));
 }
 
 } // namespace
 
-std::optional<Expected<StmtPtr>> lowerLossOp(KernelBuilder& b, const Node& n,
-                                             const BufferPtr& out, const Epilogue& epilogue,
+std::optional<Expected<StmtPtr>> lowerLossOp(KernelBuilder& b, const Node& n, const BufferPtr& out,
+                                             const Epilogue& epilogue,
                                              const std::vector<BufferPtr>& extras) {
   switch (n.op()) {
   case OpKind::NegativeLogLikelihoodLoss:

@@ -132,7 +132,8 @@ Status defineResize(KernelBuilder& b, const Node& n) {
   if (mode == "cubic")
     return defineCubicResize(b, n);
   if (mode != "nearest" && mode != "linear")
-    return makeUnsupported(n.describe(), ": Resize mode '", mode, "' is not supported by the CPU backend");
+    return makeUnsupported(n.describe(), ": Resize mode '", mode,
+                           "' is not supported by the CPU backend");
   const bool linear = mode == "linear";
   std::vector<int64_t> inS = KernelBuilder::sizesOf(x), outS = KernelBuilder::sizesOf(out);
   const size_t rank = inS.size();
@@ -165,8 +166,7 @@ Status defineResize(KernelBuilder& b, const Node& n) {
         w = 0;
       double expect2 = (1 - w) * double(a * a) + w * double(a1 * a1);
       if (c < -1e-3 || c > double(inS[d] - 1) + 1e-3 ||
-          std::fabs(expect2 - c2) > 1e-3 * std::max(1.0, std::fabs(c2)) ||
-          (!linear && w != 0))
+          std::fabs(expect2 - c2) > 1e-3 * std::max(1.0, std::fabs(c2)) || (!linear && w != 0))
         return makeUnsupported(n.describe(), ": this Resize (mode ", mode,
                                ") is not a per-axis gather the CPU backend can lower");
       i0[size_t(o)] = a;

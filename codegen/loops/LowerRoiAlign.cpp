@@ -48,10 +48,11 @@ Expected<StmtPtr> lowerRoiAlign(KernelBuilder& b, const Node& n, const BufferPtr
                div(mul(add(cast(Type::f32(), i), floatImm(0.5)), bin), cast(Type::f32(), grid)));
   };
   ExprPtr yy = at(y1, ph, binH, var("iy"), gridH), xx = at(x1, pw, binW, var("ix"), gridW);
-  ExprPtr outside = binary(
-      BinaryOp::Or,
-      binary(BinaryOp::Or, binary(BinaryOp::Lt, yy, floatImm(-1)), binary(BinaryOp::Gt, yy, floatImm(double(H)))),
-      binary(BinaryOp::Or, binary(BinaryOp::Lt, xx, floatImm(-1)), binary(BinaryOp::Gt, xx, floatImm(double(W)))));
+  ExprPtr outside = binary(BinaryOp::Or,
+                           binary(BinaryOp::Or, binary(BinaryOp::Lt, yy, floatImm(-1)),
+                                  binary(BinaryOp::Gt, yy, floatImm(double(H)))),
+                           binary(BinaryOp::Or, binary(BinaryOp::Lt, xx, floatImm(-1)),
+                                  binary(BinaryOp::Gt, xx, floatImm(double(W)))));
   // Low and high neighbours along one axis, and the fraction towards the high one.
   struct Axis {
     ExprPtr low, high, frac;
@@ -68,8 +69,10 @@ Expected<StmtPtr> lowerRoiAlign(KernelBuilder& b, const Node& n, const BufferPtr
   Axis ay = axis(yy, H), ax = axis(xx, W);
   auto px = [&](ExprPtr y, ExprPtr x) { return b.read(X, {bi, c, y, x}); };
   ExprPtr hy = sub(floatImm(1), ay.frac), hx = sub(floatImm(1), ax.frac);
-  ExprPtr t1 = mul(mul(hy, hx), px(ay.low, ax.low)), t2 = mul(mul(hy, ax.frac), px(ay.low, ax.high));
-  ExprPtr t3 = mul(mul(ay.frac, hx), px(ay.high, ax.low)), t4 = mul(mul(ay.frac, ax.frac), px(ay.high, ax.high));
+  ExprPtr t1 = mul(mul(hy, hx), px(ay.low, ax.low)),
+          t2 = mul(mul(hy, ax.frac), px(ay.low, ax.high));
+  ExprPtr t3 = mul(mul(ay.frac, hx), px(ay.high, ax.low)),
+          t4 = mul(mul(ay.frac, ax.frac), px(ay.high, ax.high));
   ExprPtr sample = isMax ? max(max(max(t1, t2), t3), t4) : add(add(t1, t2), add(t3, t4));
   sample = select(outside, floatImm(0), sample);
 
@@ -79,8 +82,9 @@ Expected<StmtPtr> lowerRoiAlign(KernelBuilder& b, const Node& n, const BufferPtr
       "iy", intImm(0), gridH, ForKind::Serial,
       forLoop("ix", intImm(0), gridW, ForKind::Serial,
               store(acc, z, isMax ? max(load(acc, z), sample) : add(load(acc, z), sample))));
-  ExprPtr result = isMax ? select(binary(BinaryOp::Gt, samples, intImm(0)), load(acc, z), floatImm(0))
-                         : div(load(acc, z), cast(Type::f32(), max(samples, intImm(1))));
+  ExprPtr result = isMax
+                       ? select(binary(BinaryOp::Gt, samples, intImm(0)), load(acc, z), floatImm(0))
+                       : div(load(acc, z), cast(Type::f32(), max(samples, intImm(1))));
   Indices o{r, c, ph, pw};
   StmtPtr body = alloc(acc, block({store(acc, z, floatImm(isMax ? -INFINITY : 0.0), tag(n)),
                                    sampleLoops, store(out, o, applyEpi(epi, o, result))}));

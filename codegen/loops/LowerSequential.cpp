@@ -230,9 +230,9 @@ Expected<StmtPtr> lowerHardmax(KernelBuilder& b, const Node& n, const BufferPtr&
 // ---- MaxUnpool ----
 
 /// Zeroes the output, then stores each input element at the flat position its index gives in
-/// the default output shape (clamped; the interpreter rejects an index outside it). The position goes
-/// through the local `pos` declared outside the loops, which keeps them serial: two elements may
-/// share a target, and the later one wins as in the interpreter.
+/// the default output shape (clamped; the interpreter rejects an index outside it). The position
+/// goes through the local `pos` declared outside the loops, which keeps them serial: two elements
+/// may share a target, and the later one wins as in the interpreter.
 Expected<StmtPtr> lowerMaxUnpool(KernelBuilder& b, const Node& n, const BufferPtr& out,
                                  const Epilogue& epi) {
   const Value *X = n.input(0), *I = n.input(1);
@@ -260,16 +260,19 @@ Expected<StmtPtr> lowerMaxUnpool(KernelBuilder& b, const Node& n, const BufferPt
   Indices z{intImm(0)};
   std::vector<std::string> names = indexNames(xs.size(), "u");
   Indices u = varsOf(names);
-  ExprPtr flat = min(max(cast(Type::i64(), b.read(I, u)), intImm(0)), intImm(std::max<int64_t>(total - 1, 0)));
+  ExprPtr flat =
+      min(max(cast(Type::i64(), b.read(I, u)), intImm(0)), intImm(std::max<int64_t>(total - 1, 0)));
   Indices at(os.size());
   int64_t stride = 1;
   for (size_t d = ds.size(); d-- > 0;) {
-    at[d] = min(binary(BinaryOp::Mod, binary(BinaryOp::Div, load(pos, z), intImm(stride)), intImm(ds[d])),
-                intImm(os[d] - 1));
+    at[d] = min(
+        binary(BinaryOp::Mod, binary(BinaryOp::Div, load(pos, z), intImm(stride)), intImm(ds[d])),
+        intImm(os[d] - 1));
     stride *= ds[d];
   }
-  StmtPtr scatter = alloc(pos, wrapLoops(names, xs, block({store(pos, z, flat),
-                                                            store(out, at, b.read(X, u), "unpool")})));
+  StmtPtr scatter =
+      alloc(pos, wrapLoops(names, xs,
+                           block({store(pos, z, flat), store(out, at, b.read(X, u), "unpool")})));
   return block({zero, scatter, epilogueNest(out, epi)});
 }
 

@@ -37,14 +37,14 @@ Expected<StmtPtr> lowerLRN(KernelBuilder& b, const Node& n, const BufferPtr& out
   ExprPtr xq = b.read(X, at);
   BufferPtr sq = makeLocalBuffer("sq", DType::F32, {1});
   Indices z{intImm(0)};
-  StmtPtr sum = forRange("q", size, store(sq, z, add(load(sq, z), select(inside, mul(xq, xq),
-                                                                           floatImm(0)))));
-  ExprPtr denom = binary(BinaryOp::Pow,
-                         add(floatImm(bias), mul(floatImm(double(alpha) / double(size)),
-                                                 load(sq, z))),
-                         floatImm(beta));
-  StmtPtr body = alloc(sq, block({store(sq, z, floatImm(0), tag(n)), sum,
-                                  store(out, idx, applyEpi(epi, idx, div(b.read(X, idx), denom)))}));
+  StmtPtr sum =
+      forRange("q", size, store(sq, z, add(load(sq, z), select(inside, mul(xq, xq), floatImm(0)))));
+  ExprPtr denom = binary(
+      BinaryOp::Pow, add(floatImm(bias), mul(floatImm(double(alpha) / double(size)), load(sq, z))),
+      floatImm(beta));
+  StmtPtr body =
+      alloc(sq, block({store(sq, z, floatImm(0), tag(n)), sum,
+                       store(out, idx, applyEpi(epi, idx, div(b.read(X, idx), denom)))}));
   return wrapLoops(names, xs, body);
 }
 
@@ -72,12 +72,13 @@ Expected<StmtPtr> lowerMVN(KernelBuilder& b, const Node& n, const BufferPtr& out
     if (reduced)
       count *= xs[d];
   }
-  BufferPtr sum = makeLocalBuffer("sum", DType::F32, {1}), sq = makeLocalBuffer("sq", DType::F32, {1});
+  BufferPtr sum = makeLocalBuffer("sum", DType::F32, {1}),
+            sq = makeLocalBuffer("sq", DType::F32, {1});
   Indices z{intImm(0)};
   ExprPtr x = b.read(X, idx);
-  StmtPtr accumulate = wrapLoops(axisNames, axisSizes,
-                                 block({store(sum, z, add(load(sum, z), x)),
-                                        store(sq, z, add(load(sq, z), mul(x, x)))}));
+  StmtPtr accumulate = wrapLoops(
+      axisNames, axisSizes,
+      block({store(sum, z, add(load(sum, z), x)), store(sq, z, add(load(sq, z), mul(x, x)))}));
   ExprPtr inv = floatImm(1.0 / double(std::max<int64_t>(count, 1)));
   ExprPtr mean = mul(load(sum, z), inv);
   ExprPtr variance = max(sub(mul(load(sq, z), inv), mul(mean, mean)), floatImm(0));
@@ -98,21 +99,24 @@ Expected<StmtPtr> lowerDynamicQuantizeLinear(KernelBuilder& b, const Node& n, co
   std::vector<std::string> names = indexNames(xs.size());
   Indices idx = varsOf(names);
   Indices z{intImm(0)};
-  BufferPtr lo = makeLocalBuffer("lo", DType::F32, {1}), hi = makeLocalBuffer("hi", DType::F32, {1});
+  BufferPtr lo = makeLocalBuffer("lo", DType::F32, {1}),
+            hi = makeLocalBuffer("hi", DType::F32, {1});
   BufferPtr scale = makeLocalBuffer("scale", DType::F32, {1});
   BufferPtr zp = makeLocalBuffer("zp", DType::F32, {1});
   ExprPtr x = b.read(X, idx);
-  StmtPtr range = wrapLoops(names, xs, block({store(lo, z, min(load(lo, z), x)),
-                                              store(hi, z, max(load(hi, z), x))}));
+  StmtPtr range = wrapLoops(
+      names, xs, block({store(lo, z, min(load(lo, z), x)), store(hi, z, max(load(hi, z), x))}));
   ExprPtr zero = binary(BinaryOp::Eq, load(scale, z), floatImm(0));
   auto clamp255 = [](ExprPtr v) { return min(max(v, floatImm(0)), floatImm(255)); };
   ExprPtr zpValue =
       select(zero, floatImm(0),
              clamp255(unary(UnaryOp::Round, div(sub(floatImm(0), load(lo, z)), load(scale, z)))));
-  ExprPtr q = select(zero, load(zp, z),
-                     add(unary(UnaryOp::Round, div(x, load(scale, z))), load(zp, z)));
+  ExprPtr q =
+      select(zero, load(zp, z), add(unary(UnaryOp::Round, div(x, load(scale, z))), load(zp, z)));
   const Type u8{DType::U8, 1};
-  std::vector<StmtPtr> steps{store(lo, z, floatImm(0), tag(n)), store(hi, z, floatImm(0)), range,
+  std::vector<StmtPtr> steps{store(lo, z, floatImm(0), tag(n)),
+                             store(hi, z, floatImm(0)),
+                             range,
                              store(scale, z, div(sub(load(hi, z), load(lo, z)), floatImm(255))),
                              store(zp, z, zpValue),
                              wrapLoops(names, xs, store(out, idx, cast(u8, clamp255(q))))};
@@ -135,8 +139,8 @@ std::optional<Expected<StmtPtr>> lowerStatisticsOp(KernelBuilder& b, const Node&
     return lowerMVN(b, n, out, epilogue);
   case OpKind::DynamicQuantizeLinear:
     if (epilogue)
-      return Expected<StmtPtr>(makeUnsupported(
-          n.describe(), ": DynamicQuantizeLinear takes no fused epilogue"));
+      return Expected<StmtPtr>(
+          makeUnsupported(n.describe(), ": DynamicQuantizeLinear takes no fused epilogue"));
     return lowerDynamicQuantizeLinear(b, n, out, extras);
   default:
     return std::nullopt;

@@ -1,5 +1,6 @@
 // Opset upgrade of imported nodes to opset-17 semantics: legacy attributes become constant inputs,
-// legacy Softmax/LogSoftmax/Hardmax (2-D coercion) becomes Flatten → Softmax → Reshape.
+// legacy Softmax/LogSoftmax/Hardmax (2-D coercion) becomes Flatten → Softmax → Reshape, and the
+// deprecated Scatter and Upsample are read as ScatterElements and Resize.
 #include "core/onnx/OnnxUpgrade.h"
 
 #include <algorithm>
@@ -84,8 +85,8 @@ std::optional<OpKind> legacyOpKind(const std::string& onnxType) {
   return std::nullopt;
 }
 
-Status upgradeLegacyOp(Node& node, const std::string& onnxType, Graph& graph,
-                       NameAllocator& names, const std::string& where) {
+Status upgradeLegacyOp(Node& node, const std::string& onnxType, Graph& graph, NameAllocator& names,
+                       const std::string& where) {
   if (onnxType != "Upsample")
     return Status::success();
   Value* scales = node.numInputs() > 1 ? node.input(1) : nullptr;

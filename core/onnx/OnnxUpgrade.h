@@ -39,8 +39,8 @@ std::optional<OpKind> legacyOpKind(const std::string& onnxType);
 /// becomes Resize(X, "", scales) with coordinate_transformation_mode 'asymmetric' and
 /// nearest_mode 'floor' (Upsample's index mapping); before opset 9 its `scales` attribute
 /// becomes the input. Scatter needs nothing.
-Status upgradeLegacyOp(Node& node, const std::string& onnxType, Graph& graph,
-                       NameAllocator& names, const std::string& where);
+Status upgradeLegacyOp(Node& node, const std::string& onnxType, Graph& graph, NameAllocator& names,
+                       const std::string& where);
 
 /// True when the node is a Softmax/LogSoftmax/Hardmax whose opset (< 13) coerces its input to 2-D at
 /// `axis`; such a node needs upgradeLegacySoftmax once its input type is known.

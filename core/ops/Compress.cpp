@@ -25,7 +25,8 @@ template <typename Ctx> Expected<std::optional<int64_t>> compressAxis(const Ctx&
 /// The selected positions: the indices of true elements of the condition below `limit`. A
 /// condition longer than the axis is an error, as in NumPy, unless the extra elements are false.
 template <typename Ctx>
-Expected<std::vector<int64_t>> selectedPositions(const Ctx& ctx, const Tensor& cond, int64_t limit) {
+Expected<std::vector<int64_t>> selectedPositions(const Ctx& ctx, const Tensor& cond,
+                                                 int64_t limit) {
   std::vector<int64_t> picked;
   for (int64_t i = 0, n = cond.numElements(); i < n; ++i)
     if (cond.getAsDouble(i) != 0) {
@@ -47,10 +48,11 @@ Status inferCompress(InferContext& ctx) {
   FB_ASSIGN_OR_RETURN(std::optional<int64_t> axis, compressAxis(ctx, x.rank()));
   Dim len = Dim::unknown();
   if (const Tensor* t = ctx.inputConstant(1)) {
-    std::optional<int64_t> limit =
-        axis ? (x.dims[size_t(*axis)].isStatic() ? std::optional<int64_t>(x.dims[size_t(*axis)].size())
-                                                 : std::nullopt)
-             : staticProduct(x.dims);
+    std::optional<int64_t> limit = axis
+                                       ? (x.dims[size_t(*axis)].isStatic()
+                                              ? std::optional<int64_t>(x.dims[size_t(*axis)].size())
+                                              : std::nullopt)
+                                       : staticProduct(x.dims);
     FB_ASSIGN_OR_RETURN(std::vector<int64_t> picked,
                         selectedPositions(ctx, *t, limit.value_or(t->numElements())));
     len = Dim(int64_t(picked.size()));

@@ -35,7 +35,8 @@ Status evalDynamicQuantizeLinear(EvalContext& ctx) {
     hi = std::max(hi, v);
   }
   const float scale = (hi - lo) / 255.0f;
-  const float zp = scale == 0 ? 0.0f : std::clamp(std::nearbyint((0.0f - lo) / scale), 0.0f, 255.0f);
+  const float zp =
+      scale == 0 ? 0.0f : std::clamp(std::nearbyint((0.0f - lo) / scale), 0.0f, 255.0f);
   Tensor y(DType::U8, x.sizes());
   std::span<uint8_t> out = y.mutableData<uint8_t>();
   for (size_t i = 0; i < in.size(); ++i) {

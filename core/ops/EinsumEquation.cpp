@@ -127,8 +127,10 @@ Expected<std::vector<int64_t>> einsumLabelSizes(const EinsumEquation& eq,
       if (size[l] < 0 || (eq.isEllipsis[l] && size[l] == 1))
         size[l] = s;
       else if (s != size[l] && !(eq.isEllipsis[l] && s == 1))
-        return makeError("einsum: operand ", k, " dim ", d, " has size ", s, " but the same label "
-                         "has size ", size[l], " elsewhere");
+        return makeError("einsum: operand ", k, " dim ", d, " has size ", s,
+                         " but the same label "
+                         "has size ",
+                         size[l], " elsewhere");
     }
   for (int64_t& s : size)
     if (s < 0)

@@ -15,7 +15,7 @@ struct EinsumEquation {
   std::vector<std::vector<int>> inputs; ///< per operand, the label of each of its dims
   std::vector<int> output;              ///< the label of each output dim (each at most once)
   int numLabels = 0;
-  std::vector<bool> isEllipsis;         ///< per label: stands for an ellipsis dim
+  std::vector<bool> isEllipsis; ///< per label: stands for an ellipsis dim
 };
 
 /// Parses `equation` for operands of the given ranks. Without "->" the output is the ellipsis

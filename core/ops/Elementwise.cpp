@@ -512,7 +512,7 @@ Status evalShrink(EvalContext& ctx) {
   Tensor y(x.dtype(), x.sizes());
   for (int64_t i = 0, n = x.numElements(); i < n; ++i) {
     const double v = x.getAsDouble(i);
-    y.setFromDouble(i, v < -double(lambd) ? v + double(bias)
+    y.setFromDouble(i, v < -double(lambd)  ? v + double(bias)
                        : v > double(lambd) ? v - double(bias)
                                            : 0.0);
   }

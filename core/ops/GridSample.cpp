@@ -62,8 +62,8 @@ Status inferGridSample(InferContext& ctx) {
   if (x.rank() != 4)
     return ctx.error("input 0 must be 4-D (N, C, H, W), got ", x.str());
   if (g.rank() != 4 || dimsConflict(g.dims[3], Dim(2)) || dimsConflict(g.dims[0], x.dims[0]))
-    return ctx.error("input 1 (grid) must be (N, Hout, Wout, 2) with the N of ", x.str(),
-                     ", got ", g.str());
+    return ctx.error("input 1 (grid) must be (N, Hout, Wout, 2) with the N of ", x.str(), ", got ",
+                     g.str());
   FB_ASSIGN_OR_RETURN(GridAttrs a, gridAttrs(ctx));
   (void)a;
   ctx.setOutputType(0, TensorType(x.dtype, {x.dims[0], x.dims[1], g.dims[1], g.dims[2]}));
@@ -141,8 +141,9 @@ Status evalGridSample(EvalContext& ctx) {
             const double x0 = std::floor(px), y0 = std::floor(py);
             const double tx = px - x0, ty = py - y0;
             const int64_t X0 = int64_t(x0), Y0 = int64_t(y0);
-            v = pixel(n, c, Y0, X0) * (1 - tx) * (1 - ty) + pixel(n, c, Y0, X0 + 1) * tx * (1 - ty) +
-                pixel(n, c, Y0 + 1, X0) * (1 - tx) * ty + pixel(n, c, Y0 + 1, X0 + 1) * tx * ty;
+            v = pixel(n, c, Y0, X0) * (1 - tx) * (1 - ty) +
+                pixel(n, c, Y0, X0 + 1) * tx * (1 - ty) + pixel(n, c, Y0 + 1, X0) * (1 - tx) * ty +
+                pixel(n, c, Y0 + 1, X0 + 1) * tx * ty;
           } else {
             const double x0 = std::floor(ix), y0 = std::floor(iy);
             const std::array<double, 4> wx = bicubicWeights(ix - x0), wy = bicubicWeights(iy - y0);

@@ -208,7 +208,8 @@ OpCost einsumCost(const CostContext& ctx) {
     for (size_t d = 0; d < ranks[k]; ++d) {
       const Dim& dim = ctx.inputType(k).dims[d];
       if (dim.isStatic())
-        label[size_t(eq->inputs[k][d])] = std::max(label[size_t(eq->inputs[k][d])], double(dim.size()));
+        label[size_t(eq->inputs[k][d])] =
+            std::max(label[size_t(eq->inputs[k][d])], double(dim.size()));
     }
   double total = 1;
   for (double s : label)

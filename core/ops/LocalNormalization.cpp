@@ -50,9 +50,9 @@ Status evalLRN(EvalContext& ctx) {
           sq += v * v;
         }
         const int64_t e = (n * C + c) * inner + i;
-        out.setFromDouble(e, x.getAsDouble(e) / std::pow(double(bias) + double(alpha) /
-                                                                         double(size) * sq,
-                                                         double(beta)));
+        out.setFromDouble(
+            e, x.getAsDouble(e) /
+                   std::pow(double(bias) + double(alpha) / double(size) * sq, double(beta)));
       }
   ctx.setOutput(0, std::move(out));
   return Status::success();
@@ -104,7 +104,8 @@ Status evalMVN(EvalContext& ctx) {
   std::vector<int64_t> groupOf(size_t(x.numElements()));
   forEachBroadcast(s, {broadcastStrides(groupSizes, s)},
                    [&](int64_t i, const int64_t* off) { groupOf[size_t(i)] = off[0]; });
-  std::vector<double> sum(static_cast<size_t>(groups), 0.0), sumSq(static_cast<size_t>(groups), 0.0);
+  std::vector<double> sum(static_cast<size_t>(groups), 0.0),
+      sumSq(static_cast<size_t>(groups), 0.0);
   for (int64_t i = 0, n = x.numElements(); i < n; ++i) {
     const double v = x.getAsDouble(i);
     sum[size_t(groupOf[size_t(i)])] += v;

@@ -57,9 +57,8 @@ Status inferLoss(InferContext& ctx) {
                        " elements");
   }
   FB_ASSIGN_OR_RETURN(LossReduction reduction, lossReduction(ctx));
-  ctx.setOutputType(0, TensorType(x.dtype, reduction == LossReduction::None
-                                               ? lossDims
-                                               : std::vector<Dim>{}));
+  ctx.setOutputType(
+      0, TensorType(x.dtype, reduction == LossReduction::None ? lossDims : std::vector<Dim>{}));
   if (ctx.numOutputs() > 1)
     ctx.setOutputType(1, TensorType(x.dtype, x.dims));
   return Status::success();
@@ -104,8 +103,8 @@ Status evalNll(EvalContext& ctx, const std::vector<int64_t>& xs, LogProb&& logPr
   if (reduction == LossReduction::Sum)
     out.setFromDouble(0, sum);
   else if (reduction == LossReduction::Mean)
-    out.setFromDouble(0, weightSum == 0 ? std::numeric_limits<double>::quiet_NaN()
-                                        : sum / weightSum);
+    out.setFromDouble(0,
+                      weightSum == 0 ? std::numeric_limits<double>::quiet_NaN() : sum / weightSum);
   ctx.setOutput(0, std::move(out));
   return Status::success();
 }
@@ -114,9 +113,8 @@ Status evalNegativeLogLikelihoodLoss(EvalContext& ctx) {
   const Tensor& x = ctx.input(0);
   const std::vector<int64_t> xs = x.sizes();
   const int64_t C = xs[1], D = xs[0] ? x.numElements() / (xs[0] * std::max<int64_t>(C, 1)) : 0;
-  return evalNll(ctx, xs, [&](int64_t n, int64_t c, int64_t d) {
-    return x.getAsDouble((n * C + c) * D + d);
-  });
+  return evalNll(
+      ctx, xs, [&](int64_t n, int64_t c, int64_t d) { return x.getAsDouble((n * C + c) * D + d); });
 }
 
 /// Log-softmax over axis 1 computed as the interpreter's LogSoftmax does ((x - max) - log of the
@@ -144,9 +142,8 @@ Status evalSoftmaxCrossEntropyLoss(EvalContext& ctx) {
         logProb.setFromDouble(at(c), v);
       }
     }
-  FB_TRY(evalNll(ctx, xs, [&](int64_t n, int64_t c, int64_t d) {
-    return lp[size_t((n * C + c) * D + d)];
-  }));
+  FB_TRY(evalNll(ctx, xs,
+                 [&](int64_t n, int64_t c, int64_t d) { return lp[size_t((n * C + c) * D + d)]; }));
   if (ctx.numOutputs() > 1)
     ctx.setOutput(1, std::move(logProb));
   return Status::success();

@@ -14,16 +14,18 @@ template <typename Ctx>
 Expected<std::vector<Dim>> defaultUnpoolDims(const Ctx& ctx, const std::vector<Dim>& x) {
   const size_t s = x.size() - 2;
   FB_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, intsAttr(ctx, "kernel_shape", {}));
-  FB_ASSIGN_OR_RETURN(std::vector<int64_t> strides, intsAttr(ctx, "strides", std::vector<int64_t>(s, 1)));
-  FB_ASSIGN_OR_RETURN(std::vector<int64_t> pads, intsAttr(ctx, "pads", std::vector<int64_t>(2 * s, 0)));
+  FB_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                      intsAttr(ctx, "strides", std::vector<int64_t>(s, 1)));
+  FB_ASSIGN_OR_RETURN(std::vector<int64_t> pads,
+                      intsAttr(ctx, "pads", std::vector<int64_t>(2 * s, 0)));
   if (kernel.size() != s || strides.size() != s || pads.size() != 2 * s)
     return ctx.error("kernel_shape, strides and pads must have ", s, ", ", s, " and ", 2 * s,
                      " entries for input rank ", x.size());
   std::vector<Dim> out(x.begin(), x.begin() + 2);
   for (size_t d = 0; d < s; ++d)
-    out.push_back(x[d + 2].isStatic() ? Dim((x[d + 2].size() - 1) * strides[d] - pads[d] -
-                                            pads[d + s] + kernel[d])
-                                      : Dim::unknown());
+    out.push_back(x[d + 2].isStatic()
+                      ? Dim((x[d + 2].size() - 1) * strides[d] - pads[d] - pads[d + s] + kernel[d])
+                      : Dim::unknown());
   return out;
 }
 

@@ -109,7 +109,8 @@ Status evalNonMaxSuppression(EvalContext& ctx) {
 
 /// Each box against the kept ones: about 10 FLOPs per pair of boxes in the worst case.
 OpCost nmsCost(const CostContext& ctx) {
-  const double boxes = ctx.inputType(0).dims[1].isStatic() ? double(ctx.inputType(0).dims[1].size()) : 1;
+  const double boxes =
+      ctx.inputType(0).dims[1].isStatic() ? double(ctx.inputType(0).dims[1].size()) : 1;
   return OpCost{ctx.inputElements(1) * boxes * 10, 0};
 }
 

@@ -26,15 +26,15 @@ void registerScanOps(OpRegistry& r);           // ops/Scan.cpp: CumSum, Trilu
 void registerLossOps(OpRegistry& r);           // ops/Loss.cpp: NegativeLogLikelihoodLoss, SCE
 void registerGeneratorOps(OpRegistry& r);      // ops/Generators.cpp: EyeLike, window functions
 void registerCompressOps(OpRegistry& r);       // ops/Compress.cpp
-void registerReverseSequenceOps(OpRegistry& r); // ops/ReverseSequence.cpp
+void registerReverseSequenceOps(OpRegistry& r);    // ops/ReverseSequence.cpp
 void registerLocalNormalizationOps(OpRegistry& r); // ops/LocalNormalization.cpp: LRN, MVN
-void registerDynamicQuantizeOps(OpRegistry& r); // ops/DynamicQuantize.cpp
-void registerLinearAlgebraOps(OpRegistry& r);  // ops/LinearAlgebra.cpp: Det, Einsum
-void registerGridSampleOps(OpRegistry& r);     // ops/GridSample.cpp
-void registerNonMaxSuppressionOps(OpRegistry& r); // ops/NonMaxSuppression.cpp
-void registerUniqueOps(OpRegistry& r);         // ops/Unique.cpp
-void registerMaxUnpoolOps(OpRegistry& r);      // ops/MaxUnpool.cpp
-void registerRoiAlignOps(OpRegistry& r);       // ops/RoiAlign.cpp
+void registerDynamicQuantizeOps(OpRegistry& r);    // ops/DynamicQuantize.cpp
+void registerLinearAlgebraOps(OpRegistry& r);      // ops/LinearAlgebra.cpp: Det, Einsum
+void registerGridSampleOps(OpRegistry& r);         // ops/GridSample.cpp
+void registerNonMaxSuppressionOps(OpRegistry& r);  // ops/NonMaxSuppression.cpp
+void registerUniqueOps(OpRegistry& r);             // ops/Unique.cpp
+void registerMaxUnpoolOps(OpRegistry& r);          // ops/MaxUnpool.cpp
+void registerRoiAlignOps(OpRegistry& r);           // ops/RoiAlign.cpp
 
 /// Calls every registration function above.
 inline void registerAllOps(OpRegistry& r) {

@@ -297,8 +297,7 @@ Status evalNearest(EvalContext& ctx, const ResizeAttrs& a, const ResizePlan& p) 
 std::array<double, 4> cubicCoefficients(double ratio, double A) {
   const double r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
   return {((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A,
-          ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1,
-          ((A + 2) * q - (A + 3)) * q * q + 1,
+          ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1, ((A + 2) * q - (A + 3)) * q * q + 1,
           ((A * q1 - 5 * A) * q1 + 8 * A) * q1 - 4 * A};
 }
 
@@ -307,8 +306,8 @@ std::array<double, 4> cubicCoefficients(double ratio, double A) {
 /// c - 2 .. c + 1 with ratio 1, so the weight 1 falls on c itself), indices past the edges
 /// clamped (edge padding), or with exclude_outside their weights zeroed and the rest
 /// renormalized.
-std::vector<double> cubicPass(const std::vector<double>& buf, std::vector<int64_t>& sizes,
-                              size_t d, const ResizeAttrs& a, const ResizePlan& p) {
+std::vector<double> cubicPass(const std::vector<double>& buf, std::vector<int64_t>& sizes, size_t d,
+                              const ResizeAttrs& a, const ResizePlan& p) {
   const int64_t inLen = sizes[d], outLen = p.outSizes[d];
   int64_t outer = 1, inner = 1;
   for (size_t k = 0; k < d; ++k)
@@ -320,8 +319,8 @@ std::vector<double> cubicPass(const std::vector<double>& buf, std::vector<int64_
   std::vector<std::array<double, 4>> w(n);
   std::vector<char> outside(n, 0);
   for (int64_t o = 0; o < outLen; ++o) {
-    const double c = sourceCoordinate(a.coord, double(o), p.scales[d], inLen, p.roiStart[d],
-                                      p.roiEnd[d]);
+    const double c =
+        sourceCoordinate(a.coord, double(o), p.scales[d], inLen, p.roiStart[d], p.roiEnd[d]);
     if (a.coord == CoordMode::TfCropAndResize && (c < 0 || c > double(inLen - 1))) {
       outside[size_t(o)] = 1;
       continue;
@@ -341,8 +340,8 @@ std::vector<double> cubicPass(const std::vector<double>& buf, std::vector<int64_
       idx[size_t(o)][size_t(t)] = std::clamp<int64_t>(i, 0, inLen - 1);
     }
     for (int t = 0; t < 4; ++t)
-      w[size_t(o)][size_t(t)] = a.excludeOutside && total != 0 ? coeff[size_t(t)] / total
-                                                               : coeff[size_t(t)];
+      w[size_t(o)][size_t(t)] =
+          a.excludeOutside && total != 0 ? coeff[size_t(t)] / total : coeff[size_t(t)];
   }
   std::vector<double> out(size_t(outer * outLen * inner));
   for (int64_t r = 0; r < outer; ++r)

@@ -15,8 +15,8 @@ using namespace math;
 namespace {
 
 struct RoiAlignAttrs {
-  bool max = false;       ///< mode 'max' (else 'avg')
-  bool halfPixel = true;  ///< coordinate_transformation_mode 'half_pixel' (else 'output_half_pixel')
+  bool max = false;      ///< mode 'max' (else 'avg')
+  bool halfPixel = true; ///< coordinate_transformation_mode 'half_pixel' (else 'output_half_pixel')
   int64_t outH = 1, outW = 1, samplingRatio = 0;
   double spatialScale = 1;
 };
@@ -24,7 +24,8 @@ struct RoiAlignAttrs {
 template <typename Ctx> Expected<RoiAlignAttrs> roiAlignAttrs(const Ctx& ctx) {
   RoiAlignAttrs a;
   Expected<std::string> mode = ctx.attrs().getString("mode", "avg");
-  Expected<std::string> coord = ctx.attrs().getString("coordinate_transformation_mode", "half_pixel");
+  Expected<std::string> coord =
+      ctx.attrs().getString("coordinate_transformation_mode", "half_pixel");
   if (!mode)
     return ctx.error(mode.error().message());
   if (!coord)
@@ -112,7 +113,8 @@ Status evalRoiAlign(EvalContext& ctx) {
   const std::vector<int64_t> xs = x.sizes();
   const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], R = rois.sizes()[0];
   if (batch.numElements() != R)
-    return ctx.error("input 2 (batch_indices) has ", batch.numElements(), " entries for ", R, " rois");
+    return ctx.error("input 2 (batch_indices) has ", batch.numElements(), " entries for ", R,
+                     " rois");
   Tensor out(x.dtype(), {R, C, a.outH, a.outW});
   const double offset = a.halfPixel ? 0.5 : 0.0;
   for (int64_t r = 0; r < R; ++r) {
@@ -128,8 +130,10 @@ Status evalRoiAlign(EvalContext& ctx) {
       roiH = std::max(roiH, 1.0);
     }
     const double binH = roiH / double(a.outH), binW = roiW / double(a.outW);
-    const int64_t gridH = a.samplingRatio > 0 ? a.samplingRatio : int64_t(std::ceil(roiH / double(a.outH)));
-    const int64_t gridW = a.samplingRatio > 0 ? a.samplingRatio : int64_t(std::ceil(roiW / double(a.outW)));
+    const int64_t gridH =
+        a.samplingRatio > 0 ? a.samplingRatio : int64_t(std::ceil(roiH / double(a.outH)));
+    const int64_t gridW =
+        a.samplingRatio > 0 ? a.samplingRatio : int64_t(std::ceil(roiW / double(a.outW)));
     const double count = double(std::max<int64_t>(gridH * gridW, 1));
     for (int64_t c = 0; c < C; ++c) {
       const int64_t plane = (b * C + c) * H * W;

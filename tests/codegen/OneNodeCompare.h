@@ -35,14 +35,18 @@ struct Operand {
   Tensor data;
   bool constant = false;
 };
-inline Operand in(Tensor t) { return {std::move(t), false}; }
-inline Operand cst(Tensor t) { return {std::move(t), true}; }
+inline Operand in(Tensor t) {
+  return {std::move(t), false};
+}
+inline Operand cst(Tensor t) {
+  return {std::move(t), true};
+}
 
 /// A graph of one `op` node; `feeds` receives the graph inputs' values.
 inline std::unique_ptr<Graph> oneNode(OpKind op, const std::vector<Operand>& operands,
-                               const std::vector<std::pair<std::string, AttrValue>>& attrs,
-                               size_t numOutputs, std::vector<Tensor>& feeds,
-                               bool reluAfter = false) {
+                                      const std::vector<std::pair<std::string, AttrValue>>& attrs,
+                                      size_t numOutputs, std::vector<Tensor>& feeds,
+                                      bool reluAfter = false) {
   auto g = std::make_unique<Graph>("one");
   std::vector<Value*> ins;
   for (size_t i = 0; i < operands.size(); ++i) {
@@ -73,7 +77,8 @@ inline std::unique_ptr<Graph> oneNode(OpKind op, const std::vector<Operand>& ope
 /// Compiles g (after `pipeline` unless empty) and compares every output with the interpreter;
 /// returns "" or what differs. An interpreter error must come back from the CPU run too, with
 /// the same message: then the message is returned prefixed by "error: ".
-inline std::string compare(Graph& g, const std::vector<Tensor>& feeds, const std::string& pipeline = "") {
+inline std::string compare(Graph& g, const std::vector<Tensor>& feeds,
+                           const std::string& pipeline = "") {
   Status st = inferShapes(g);
   if (!st.ok())
     return "infer: " + st.error().message();
@@ -122,7 +127,8 @@ inline std::string compare(Graph& g, const std::vector<Tensor>& feeds, const std
       std::vector<Tensor> feeds_;                                                                  \
       auto g_ = oneNode(op, operands, attrs, outs, feeds_, fused == 1);                            \
       std::string r_ = compare(*g_, feeds_, fused ? "O3" : "");                                    \
-      QVERIFY2(r_.empty(), (std::string(opName(op)) + (fused ? " (O3)" : "") + ": " + r_).c_str()); \
+      QVERIFY2(r_.empty(),                                                                         \
+               (std::string(opName(op)) + (fused ? " (O3)" : "") + ": " + r_).c_str());            \
     }                                                                                              \
   } while (0)
 

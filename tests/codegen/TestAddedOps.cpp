@@ -36,12 +36,13 @@ private Q_SLOTS:
                  (Ops{in(ramp({3, 4, 2, 3})), in(targets({3, 2, 3}, 4, -1)), in(w)}), a, 1);
         CHECK_OP(OpKind::SoftmaxCrossEntropyLoss,
                  (Ops{in(ramp({3, 4, 5})), in(targets({3, 5}, 4, -1)), in(w)}), a, 2);
-        CHECK_OP(OpKind::SoftmaxCrossEntropyLoss, (Ops{in(ramp({5, 4})), in(targets({5}, 4, -1))}), a, 1);
+        CHECK_OP(OpKind::SoftmaxCrossEntropyLoss, (Ops{in(ramp({5, 4})), in(targets({5}, 4, -1))}),
+                 a, 1);
       }
     // A target outside [0, C) that is not the ignore_index: the interpreter's error.
     std::vector<Tensor> feeds;
-    auto g = oneNode(OpKind::NegativeLogLikelihoodLoss,
-                     Ops{in(ramp({2, 3})), in(i64({2}, {1, 3}))}, Attrs{}, 1, feeds);
+    auto g = oneNode(OpKind::NegativeLogLikelihoodLoss, Ops{in(ramp({2, 3})), in(i64({2}, {1, 3}))},
+                     Attrs{}, 1, feeds);
     std::string r = compare(*g, feeds);
     QVERIFY2(r.rfind("error: ", 0) == 0 && r.find("index 3 is out of range") != std::string::npos,
              r.c_str());
@@ -52,9 +53,12 @@ private Q_SLOTS:
              (Attrs{{"equation", std::string("bij,bjk->bik")}}), 1);
     CHECK_OP(OpKind::Einsum, (Ops{in(ramp({1, 2, 3, 4})), in(ramp({1, 2, 5, 4}))}),
              (Attrs{{"equation", std::string("bhid,bhjd->bhij")}}), 1);
-    CHECK_OP(OpKind::Einsum, (Ops{in(ramp({4, 4}))}), (Attrs{{"equation", std::string("ii->i")}}), 1);
-    CHECK_OP(OpKind::Einsum, (Ops{in(ramp({3, 4}))}), (Attrs{{"equation", std::string("ij->ji")}}), 1);
-    CHECK_OP(OpKind::Einsum, (Ops{in(ramp({3, 4}))}), (Attrs{{"equation", std::string("ij->")}}), 1);
+    CHECK_OP(OpKind::Einsum, (Ops{in(ramp({4, 4}))}), (Attrs{{"equation", std::string("ii->i")}}),
+             1);
+    CHECK_OP(OpKind::Einsum, (Ops{in(ramp({3, 4}))}), (Attrs{{"equation", std::string("ij->ji")}}),
+             1);
+    CHECK_OP(OpKind::Einsum, (Ops{in(ramp({3, 4}))}), (Attrs{{"equation", std::string("ij->")}}),
+             1);
     CHECK_OP(OpKind::Einsum, (Ops{in(ramp({2, 1, 3, 4})), in(ramp({5, 4, 2}))}),
              (Attrs{{"equation", std::string("...ij,...jk")}}), 1);
     CHECK_OP(OpKind::Det, (Ops{in(f32({3, 3}, {0, 2, 1, 1, 1, 1, 2, 0, 3}))}), Attrs{}, 1);
@@ -80,8 +84,10 @@ private Q_SLOTS:
                 {"coordinate_transformation_mode", std::string(coord)},
                 {"exclude_outside", exclude},
                 {"cubic_coeff_a", -0.5f}};
-        CHECK_OP(OpKind::Resize, (Ops{in(ramp({1, 1, 4, 4})), Operand{}, cst(f32({4}, {1, 1, 2, 1.5f}))}), a, 1);
-        CHECK_OP(OpKind::Resize, (Ops{in(ramp({1, 1, 4, 4})), Operand{}, cst(f32({4}, {1, 1, 0.8f, 0.6f}))}), a, 1);
+        CHECK_OP(OpKind::Resize,
+                 (Ops{in(ramp({1, 1, 4, 4})), Operand{}, cst(f32({4}, {1, 1, 2, 1.5f}))}), a, 1);
+        CHECK_OP(OpKind::Resize,
+                 (Ops{in(ramp({1, 1, 4, 4})), Operand{}, cst(f32({4}, {1, 1, 0.8f, 0.6f}))}), a, 1);
       }
   }
 
@@ -89,11 +95,13 @@ private Q_SLOTS:
     CHECK_OP(OpKind::EyeLike, (Ops{in(ramp({3, 5}))}), (Attrs{{"k", int64_t(-1)}}), 1);
     CHECK_OP(OpKind::Shrink, (Ops{in(ramp({4, 5}))}), (Attrs{{"lambd", 1.0f}, {"bias", 0.5f}}), 1);
     CHECK_OP(OpKind::CastLike, (Ops{in(ramp({4, 5})), in(i64({1}, {0}))}), Attrs{}, 1);
-    CHECK_OP(OpKind::ReverseSequence, (Ops{in(ramp({4, 3, 2})), in(i64({3}, {4, 1, 2}))}), Attrs{}, 1);
+    CHECK_OP(OpKind::ReverseSequence, (Ops{in(ramp({4, 3, 2})), in(i64({3}, {4, 1, 2}))}), Attrs{},
+             1);
     CHECK_OP(OpKind::ReverseSequence, (Ops{in(ramp({3, 4})), in(i64({3}, {0, 4, 3}))}),
              (Attrs{{"time_axis", int64_t(1)}, {"batch_axis", int64_t(0)}}), 1);
     Tensor cond = Tensor::fromVector<bool>({3}, {true, false, true});
-    CHECK_OP(OpKind::Compress, (Ops{in(ramp({3, 4})), cst(cond)}), (Attrs{{"axis", int64_t(0)}}), 1);
+    CHECK_OP(OpKind::Compress, (Ops{in(ramp({3, 4})), cst(cond)}), (Attrs{{"axis", int64_t(0)}}),
+             1);
     CHECK_OP(OpKind::Compress, (Ops{in(ramp({3, 4})), cst(cond)}), Attrs{}, 1);
     for (OpKind w : {OpKind::HannWindow, OpKind::HammingWindow, OpKind::BlackmanWindow})
       CHECK_OP(w, (Ops{cst(Tensor::scalar<int64_t>(10))}), (Attrs{{"periodic", int64_t(0)}}), 1);
@@ -107,7 +115,8 @@ private Q_SLOTS:
       for (const char* padding : {"zeros", "border", "reflection"})
         for (int64_t align : {0, 1})
           CHECK_OP(OpKind::GridSample, (Ops{in(ramp({2, 2, 3, 5})), in(grid)}),
-                   (Attrs{{"mode", std::string(mode)}, {"padding_mode", std::string(padding)},
+                   (Attrs{{"mode", std::string(mode)},
+                          {"padding_mode", std::string(padding)},
                           {"align_corners", align}}),
                    1);
   }
@@ -115,7 +124,8 @@ private Q_SLOTS:
   void unpoolAndRoiAlign() {
     Attrs k{{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}};
     CHECK_OP(OpKind::MaxUnpool,
-             (Ops{in(ramp({1, 2, 2, 2})), in(i64({1, 2, 2, 2}, {0, 3, 9, 15, 16, 22, 25, 31}))}), k, 1);
+             (Ops{in(ramp({1, 2, 2, 2})), in(i64({1, 2, 2, 2}, {0, 3, 9, 15, 16, 22, 25, 31}))}), k,
+             1);
     CHECK_OP(OpKind::MaxUnpool,
              (Ops{in(f32({1, 1, 2, 2}, {5, 6, 7, 8})), in(i64({1, 1, 2, 2}, {5, 7, 13, 15})),
                   cst(i64({4}, {1, 1, 5, 5}))}),
@@ -124,9 +134,12 @@ private Q_SLOTS:
     for (const char* coord : {"half_pixel", "output_half_pixel"})
       for (const char* mode : {"avg", "max"})
         for (int64_t ratio : {0, 2})
-          CHECK_OP(OpKind::RoiAlign, (Ops{in(ramp({2, 3, 10, 10}, 13)), in(rois), in(i64({3}, {0, 1, 0}))}),
-                   (Attrs{{"output_height", int64_t(3)}, {"output_width", int64_t(4)},
-                          {"sampling_ratio", ratio}, {"spatial_scale", 0.9f},
+          CHECK_OP(OpKind::RoiAlign,
+                   (Ops{in(ramp({2, 3, 10, 10}, 13)), in(rois), in(i64({3}, {0, 1, 0}))}),
+                   (Attrs{{"output_height", int64_t(3)},
+                          {"output_width", int64_t(4)},
+                          {"sampling_ratio", ratio},
+                          {"spatial_scale", 0.9f},
                           {"mode", std::string(mode)},
                           {"coordinate_transformation_mode", std::string(coord)}}),
                    1);

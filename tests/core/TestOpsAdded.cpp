@@ -61,11 +61,15 @@ Expected<OneNode> runOne(OpKind op, const std::vector<Tensor>& feeds, const Attr
 
 // Scores (2, 3, 2): N = 2, C = 3, d1 = 2; targets with one ignored element (-1).
 Tensor scores() {
-  return f32({2, 3, 2}, {0.5f, -1.0f, 1.5f, 0.25f, -0.75f, 2.0f, 1.0f, 0.0f, -0.5f, 0.5f, 0.25f,
-                         -1.25f});
+  return f32({2, 3, 2},
+             {0.5f, -1.0f, 1.5f, 0.25f, -0.75f, 2.0f, 1.0f, 0.0f, -0.5f, 0.5f, 0.25f, -1.25f});
 }
-Tensor targets() { return i64({2, 2}, {0, 2, 1, -1}); }
-Tensor weights() { return f32({3}, {0.5f, 1.0f, 2.0f}); }
+Tensor targets() {
+  return i64({2, 2}, {0, 2, 1, -1});
+}
+Tensor weights() {
+  return f32({3}, {0.5f, 1.0f, 2.0f});
+}
 
 } // namespace
 
@@ -101,7 +105,8 @@ private Q_SLOTS:
     QVERIFY(contains(big.error(), "index 3 is out of range"));
     QVERIFY(contains(big.error(), "NegativeLogLikelihoodLoss"));
     // Target dims that do not match the scores' (N, d1).
-    auto shape = runOne(OpKind::NegativeLogLikelihoodLoss, {scores(), i64({2, 3}, {0, 0, 0, 0, 0, 0})});
+    auto shape =
+        runOne(OpKind::NegativeLogLikelihoodLoss, {scores(), i64({2, 3}, {0, 0, 0, 0, 0, 0})});
     QVERIFY(!shape.ok());
     QVERIFY(contains(shape.error(), "input 1 (target)"));
   }
@@ -138,7 +143,8 @@ private Q_SLOTS:
     QCOMPARE(trace.types[0], TensorType::of(DType::F32, {}));
     Tensor a = ramp({3, 4}, 0.25f, -1);
     RUN_ONE(t, OpKind::Einsum, {a}, attrs({{"equation", std::string("ij->ji")}}));
-    QVERIFY(near(values(t.outputs[0]), {-1, 0, 1, -0.75, 0.25, 1.25, -0.5, 0.5, 1.5, -0.25, 0.75, 1.75}));
+    QVERIFY(near(values(t.outputs[0]),
+                 {-1, 0, 1, -0.75, 0.25, 1.25, -0.5, 0.5, 1.5, -0.25, 0.75, 1.75}));
     RUN_ONE(total, OpKind::Einsum, {a}, attrs({{"equation", std::string("ij->")}}));
     QVERIFY(near(values(total.outputs[0]), {4.5}));
     // Ellipsis and implicit output: "...ij,...jk" is a batched product over the leading dims.
@@ -166,10 +172,12 @@ private Q_SLOTS:
     QVERIFY(near(values(r.outputs[0]), {3, 4, 5, 6}));
     QCOMPARE(r.outputs[0].sizes(), (std::vector<int64_t>{2, 2}));
     QVERIFY(!r.types[0].isStatic()); // the count depends on the data
-    RUN_ONE(flat, OpKind::Compress, {x, Tensor::fromVector<bool>({5}, {false, true, false, false, true})});
+    RUN_ONE(flat, OpKind::Compress,
+            {x, Tensor::fromVector<bool>({5}, {false, true, false, false, true})});
     QVERIFY(near(values(flat.outputs[0]), {2, 5}));
-    auto longer = runOne(OpKind::Compress, {x, Tensor::fromVector<bool>({4}, {false, false, false, true})},
-                         attrs({{"axis", int64_t(0)}}));
+    auto longer =
+        runOne(OpKind::Compress, {x, Tensor::fromVector<bool>({4}, {false, false, false, true})},
+               attrs({{"axis", int64_t(0)}}));
     QVERIFY(!longer.ok());
     QVERIFY(contains(longer.error(), "condition element 3 is true"));
 
@@ -185,7 +193,8 @@ private Q_SLOTS:
   }
 
   void eyeLikeAndShrink() {
-    RUN_ONE(e, OpKind::EyeLike, {ramp({3, 4}, 1, 0)}, attrs({{"k", int64_t(1)}, {"dtype", int64_t(7)}}));
+    RUN_ONE(e, OpKind::EyeLike, {ramp({3, 4}, 1, 0)},
+            attrs({{"k", int64_t(1)}, {"dtype", int64_t(7)}}));
     QVERIFY(near(values(e.outputs[0]), {0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}));
     QCOMPARE(e.types[0], TensorType::of(DType::I64, {3, 4}));
     RUN_ONE(s, OpKind::Shrink, {f32({5}, {-2, -1, 0, 1, 2})},
@@ -220,7 +229,8 @@ private Q_SLOTS:
                                      0.7f, 0.9f, -0.2f});
     for (const Case& c : cases) {
       RUN_ONE(r, OpKind::GridSample, {x, grid},
-              attrs({{"mode", std::string(c.mode)}, {"padding_mode", std::string(c.padding)},
+              attrs({{"mode", std::string(c.mode)},
+                     {"padding_mode", std::string(c.padding)},
                      {"align_corners", c.align}}));
       QVERIFY2(near(values(r.outputs[0]), c.want, 2e-6),
                (std::string(c.mode) + " " + c.padding + " " + std::to_string(c.align)).c_str());
@@ -230,8 +240,8 @@ private Q_SLOTS:
 
   void nonMaxSuppression() {
     // ONNX's suppress-by-IoU case: six boxes of one class, three kept at IoU threshold 0.5.
-    Tensor boxes = f32({1, 6, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f,
-                                   0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100, 1, 101});
+    Tensor boxes = f32({1, 6, 4}, {0, 0,  1, 1,  0, 0.1f,  1, 1.1f,  0, -0.1f, 1, 0.9f,
+                                   0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100,   1, 101});
     Tensor scores = f32({1, 1, 6}, {0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f});
     RUN_ONE(r, OpKind::NonMaxSuppression,
             {boxes, scores, i64({1}, {3}), f32({1}, {0.5f}), f32({1}, {0.0f})});
@@ -257,7 +267,8 @@ private Q_SLOTS:
     QVERIFY(near(values(u.outputs[1]), {0, 1, 3, 4}));
     QVERIFY(near(values(u.outputs[2]), {0, 1, 1, 2, 3, 2}));
     QVERIFY(near(values(u.outputs[3]), {1, 2, 2, 1}));
-    RUN_ONE(a, OpKind::Unique, {f32({3, 3}, {1, 0, 0, 1, 0, 0, 2, 3, 4})}, attrs({{"axis", int64_t(0)}}), 4);
+    RUN_ONE(a, OpKind::Unique, {f32({3, 3}, {1, 0, 0, 1, 0, 0, 2, 3, 4})},
+            attrs({{"axis", int64_t(0)}}), 4);
     QVERIFY(near(values(a.outputs[0]), {1, 0, 0, 2, 3, 4}));
     QCOMPARE(a.outputs[0].sizes(), (std::vector<int64_t>{2, 3}));
     QVERIFY(near(values(a.outputs[1]), {0, 2}));
@@ -266,16 +277,21 @@ private Q_SLOTS:
   }
 
   void maxUnpool() {
-    AttrMap a = attrs({{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}});
-    RUN_ONE(r, OpKind::MaxUnpool, {f32({1, 1, 2, 2}, {1, 2, 3, 4}), i64({1, 1, 2, 2}, {5, 7, 13, 15})}, a);
+    AttrMap a = attrs(
+        {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}});
+    RUN_ONE(r, OpKind::MaxUnpool,
+            {f32({1, 1, 2, 2}, {1, 2, 3, 4}), i64({1, 1, 2, 2}, {5, 7, 13, 15})}, a);
     QVERIFY(near(values(r.outputs[0]), {0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4}));
     QCOMPARE(r.types[0], TensorType::of(DType::F32, {1, 1, 4, 4}));
     // Indices are positions in the default 4 × 4 output; a 5 × 5 output_shape pads its ends.
     RUN_ONE(p, OpKind::MaxUnpool,
-            {f32({1, 1, 2, 2}, {5, 6, 7, 8}), i64({1, 1, 2, 2}, {5, 7, 13, 15}), i64({4}, {1, 1, 5, 5})}, a);
-    QVERIFY(near(values(p.outputs[0]), {0, 0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 0, 0, 7, 0, 8, 0,
-                                        0, 0, 0, 0, 0}));
-    auto bad = runOne(OpKind::MaxUnpool, {f32({1, 1, 2, 2}, {1, 2, 3, 4}), i64({1, 1, 2, 2}, {5, 7, 13, 16})}, a);
+            {f32({1, 1, 2, 2}, {5, 6, 7, 8}), i64({1, 1, 2, 2}, {5, 7, 13, 15}),
+             i64({4}, {1, 1, 5, 5})},
+            a);
+    QVERIFY(near(values(p.outputs[0]),
+                 {0, 0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 0, 0, 7, 0, 8, 0, 0, 0, 0, 0, 0}));
+    auto bad = runOne(OpKind::MaxUnpool,
+                      {f32({1, 1, 2, 2}, {1, 2, 3, 4}), i64({1, 1, 2, 2}, {5, 7, 13, 16})}, a);
     QVERIFY(!bad.ok());
     QVERIFY(contains(bad.error(), "index 16 is out of range"));
   }
@@ -288,7 +304,8 @@ private Q_SLOTS:
       x.setFromDouble(i, double(i % 10 + 10 * (i / 10)));
     Tensor rois = f32({1, 4}, {1, 1, 5, 5});
     Tensor batch = i64({1}, {0});
-    AttrMap a = attrs({{"output_height", int64_t(2)}, {"output_width", int64_t(2)},
+    AttrMap a = attrs({{"output_height", int64_t(2)},
+                       {"output_width", int64_t(2)},
                        {"sampling_ratio", int64_t(2)},
                        {"coordinate_transformation_mode", std::string("output_half_pixel")}});
     RUN_ONE(r, OpKind::RoiAlign, {x, rois, batch}, a);
