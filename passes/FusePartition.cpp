@@ -181,13 +181,13 @@ std::vector<FlowNode> buildDataflowGraph(const Graph& graph) {
       f.pattern = OpCategory::Opaque;
     nodes.push_back(std::move(f));
   }
-  // The index operand of GatherElements and GatherND is range-checked by the CPU executor
+  // The index operand of Gather, GatherElements and GatherND is range-checked by the CPU executor
   // before the kernel runs (codegen Kernel::indexChecks), so it must arrive as a tensor, not be
   // computed inside the gather's kernel: its producer stays a kernel of its own.
   for (const FlowNode& f : nodes) {
     const OpKind op = f.node->op();
-    if ((op == OpKind::GatherElements || op == OpKind::GatherND) && f.node->numInputs() > 1 &&
-        f.node->input(1) && f.node->input(1)->producer()) {
+    if ((op == OpKind::Gather || op == OpKind::GatherElements || op == OpKind::GatherND) &&
+        f.node->numInputs() > 1 && f.node->input(1) && f.node->input(1)->producer()) {
       auto it = index.find(f.node->input(1)->producer());
       if (it != index.end())
         nodes[size_t(it->second)].pattern = OpCategory::Opaque;

@@ -131,9 +131,17 @@ Expected<std::unique_ptr<Graph>> bindOnce(const Graph& graph,
   for (size_t i = 0; i < specialize.size(); ++i) {
     const Tensor& t = specialize[i];
     Value* in = g->inputs()[i];
+    // A bool mask is compiled in only where it decides a shape (Compress's condition).
+    auto decidesShape = [in] {
+      for (const auto& u : in->uses())
+        if (u.user->op() == OpKind::Compress && u.operand == 1)
+          return true;
+      return false;
+    };
     bool small = t.valid() && in->type().dtype == t.dtype() && in->hasUses() &&
                  (((t.dtype() == DType::I64 || t.dtype() == DType::I32) && t.numElements() <= 64) ||
-                  (floats && t.dtype() == DType::F32 && t.numElements() <= 8));
+                  (floats && t.dtype() == DType::F32 && t.numElements() <= 8) ||
+                  (t.dtype() == DType::Bool && t.numElements() <= 64 && decidesShape()));
     if (!small)
       continue;
     Value* c = g->addConstant(g->uniqueValueName(in->name() + ".specialized"), t);
@@ -545,7 +553,8 @@ Profile CompiledModel::newProfile() const {
 }
 
 /// Runs a kernel's index checks on its bound arguments: the first index outside [-size, size)
-/// gives the interpreter's error for it (the kernel would clamp it).
+/// ([0, size) for nonNegative checks; the exempt value passes) gives the interpreter's error
+/// for it (the kernel would clamp it).
 static Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& args) {
   for (const IndexCheck& c : kern.indexChecks) {
     const KernelArg& a = kern.args[size_t(c.arg)];
@@ -560,7 +569,9 @@ static Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& a
                                         : static_cast<const int64_t*>(p)[e];
       size_t col = size_t(e) % c.sizes.size();
       int64_t size = c.sizes[col];
-      if (i < -size || i >= size)
+      if (c.exempt && i == *c.exempt)
+        continue;
+      if (i < (c.nonNegative ? 0 : -size) || i >= size)
         return makeError(c.where, ": index ", i, " is out of range for axis ", c.axes[col],
                          " of size ", size);
     }

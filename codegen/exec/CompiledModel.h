@@ -39,7 +39,8 @@ struct CompileOptions {
   /// The inputs the model will run on, when known (one per graph input). Small integer inputs
   /// (i64/i32 with at most 64 elements: a Reshape's shape, a Resize's sizes, Slice's starts)
   /// are compiled as constants so that shapes computed from them become static, and when shapes
-  /// stay dynamic even so, small f32 inputs (up to 8 elements: Resize's scales) too; run() then
+  /// stay dynamic even so, small f32 inputs (up to 8 elements: Resize's scales) too, as are
+  /// bool masks of up to 64 elements that decide a shape (Compress's condition); run() then
   /// insists on the same values there. Empty: nothing is specialized.
   std::vector<Tensor> specializeInputs;
   /// Told each stage as it starts ("lower", "plan memory", "emit", "jit") with the fraction of

@@ -36,6 +36,8 @@ struct IndexCheck {
   std::vector<int64_t> sizes;  ///< the bound of each column (cycled over the elements)
   std::vector<int64_t> axes;   ///< the data axis each column indexes, for the message
   std::string where;           ///< the node's description, the interpreter's error prefix
+  bool nonNegative = false;    ///< the range is [0, size) (a loss's class target)
+  std::optional<int64_t> exempt; ///< a value that is always allowed (a loss's ignore_index)
 };
 
 /// A lowered kernel. The generated function has the FbKernelFn signature (runtime/RuntimeAbi.h):

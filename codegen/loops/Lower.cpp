@@ -188,8 +188,9 @@ ExprPtr KernelBuilder::read(const Value* v, const Indices& idx) {
   return it->second(idx);
 }
 
-Status KernelBuilder::addIndexCheck(const Node& n, const Value* indices,
-                                   std::vector<int64_t> sizes, std::vector<int64_t> axes) {
+Status KernelBuilder::addIndexCheck(const Node& n, const Value* indices, std::vector<int64_t> sizes,
+                                    std::vector<int64_t> axes, bool nonNegative,
+                                    std::optional<int64_t> exempt) {
   BufferPtr buf = directBuffer(indices);
   if (!buf)
     return makeUnsupported(n.describe(), ": the indices of ", opName(n.op()),
@@ -200,6 +201,8 @@ Status KernelBuilder::addIndexCheck(const Node& n, const Value* indices,
   c.sizes = std::move(sizes);
   c.axes = std::move(axes);
   c.where = n.describe();
+  c.nonNegative = nonNegative;
+  c.exempt = exempt;
   m_indexChecks.push_back(std::move(c));
   return Status::success();
 }

@@ -68,8 +68,10 @@ public:
   /// runs: column c of the last dim must lie in [-sizes[c], sizes[c]), naming data axis axes[c].
   /// Unsupported when the indices are computed inside the kernel rather than read from an
   /// argument, since then there is nothing to check before the kernel starts.
+  /// With `nonNegative` the range is [0, size); `exempt` is a value always allowed.
   Status addIndexCheck(const Node& n, const Value* indices, std::vector<int64_t> sizes,
-                       std::vector<int64_t> axes);
+                       std::vector<int64_t> axes, bool nonNegative = false,
+                       std::optional<int64_t> exempt = std::nullopt);
 
   /// The GEMM spec, with provisional argument indices (patched by finish()).
   std::optional<GemmSpec>& gemm() { return m_gemm; }
@@ -114,16 +116,47 @@ bool isElementwiseMathOp(OpKind op);
 Status defineElementwiseMath(KernelBuilder& b, const Node& node);
 
 /// Defines the outputs of the inline indexing and rearranging ops (GatherElements, GatherND,
-/// OneHot, Trilu, DepthToSpace, SpaceToDepth; codegen/loops/LowerIndexing.cpp). Returns
+/// OneHot, Trilu, EyeLike, DepthToSpace, SpaceToDepth, ReverseSequence, Compress;
+/// codegen/loops/LowerIndexing.cpp). Returns
 /// std::nullopt when `node` is none of them.
 std::optional<Status> defineIndexingInline(KernelBuilder& b, const Node& node);
 
 /// Nests of ops that walk one axis in order (codegen/loops/LowerSequential.cpp): CumSum,
-/// ScatterElements, ScatterND, TopK (`extras[0]`: its indices output) and Hardmax. Returns
+/// ScatterElements, ScatterND, TopK (`extras[0]`: its indices output), Hardmax, MaxUnpool, and
+/// RoiAlign (codegen/loops/LowerRoiAlign.cpp). Returns
 /// std::nullopt when `node` is none of them.
 std::optional<Expected<StmtPtr>> lowerSequentialOp(KernelBuilder& b, const Node& node,
                                                    const BufferPtr& out, const Epilogue& epilogue,
                                                    const std::vector<BufferPtr>& extras);
+
+/// Defines the output of a GridSample inline (codegen/loops/LowerGridSample.cpp).
+Status defineGridSample(KernelBuilder& b, const Node& node);
+
+/// Defines the output of a Resize (nearest, linear, cubic) inline (codegen/loops/LowerResize.cpp).
+Status defineResize(KernelBuilder& b, const Node& node);
+
+/// The nest of RoiAlign (codegen/loops/LowerRoiAlign.cpp).
+Expected<StmtPtr> lowerRoiAlign(KernelBuilder& b, const Node& node, const BufferPtr& out,
+                                const Epilogue& epilogue);
+
+/// Nests of the losses (codegen/loops/LowerLoss.cpp): NegativeLogLikelihoodLoss and
+/// SoftmaxCrossEntropyLoss (`extras[0]`: its log-probabilities output). Returns std::nullopt when
+/// `node` is neither.
+std::optional<Expected<StmtPtr>> lowerLossOp(KernelBuilder& b, const Node& node,
+                                             const BufferPtr& out, const Epilogue& epilogue,
+                                             const std::vector<BufferPtr>& extras);
+
+/// Nests of LRN, MeanVarianceNormalization and DynamicQuantizeLinear (`extras`: its scale and
+/// zero point; codegen/loops/LowerStatistics.cpp). Returns std::nullopt for other ops.
+std::optional<Expected<StmtPtr>> lowerStatisticsOp(KernelBuilder& b, const Node& node,
+                                                   const BufferPtr& out, const Epilogue& epilogue,
+                                                   const std::vector<BufferPtr>& extras);
+
+/// Nests of Det and Einsum (codegen/loops/LowerLinearAlgebra.cpp). Returns std::nullopt for
+/// other ops.
+std::optional<Expected<StmtPtr>> lowerLinearAlgebraOp(KernelBuilder& b, const Node& node,
+                                                      const BufferPtr& out,
+                                                      const Epilogue& epilogue);
 
 /// Builds the loop nest of a nest op writing `out` (the node's output 0 or a buffer it is fused
 /// into), applying `epilogue` to each element's final value.

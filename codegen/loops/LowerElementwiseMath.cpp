@@ -1,7 +1,7 @@
 // Lowering of the elementwise math ops (trigonometric and hyperbolic functions, Sign, Round,
-// IsNaN/IsInf, the ELU family and other activations) and of the broadcasting Mod, LessOrEqual,
-// GreaterOrEqual, Xor and BitShift to inline expressions. Each computes what its interpreter
-// kernel (core/ops/Elementwise.cpp, core/ops/Binary.cpp) computes, in the same order.
+// IsNaN/IsInf, the ELU family and other activations, Shrink) and of the broadcasting Mod,
+// LessOrEqual, GreaterOrEqual, Xor and BitShift to inline expressions. Each computes what its
+// interpreter kernel (core/ops/Elementwise.cpp, core/ops/Binary.cpp) computes, in the same order.
 #include "codegen/loops/LowerContext.h"
 
 #include <cmath>
@@ -174,7 +174,9 @@ bool isElementwiseMathOp(OpKind op) {
   case OpKind::GreaterOrEqual:
   case OpKind::Xor:
   case OpKind::Mod:
-  case OpKind::BitShift: return true;
+  case OpKind::BitShift:
+  case OpKind::Shrink:
+    return true;
   default: return false;
   }
 }
@@ -217,6 +219,20 @@ Status defineElementwiseMath(KernelBuilder& b, const Node& n) {
     return Status::success();
   }
   case OpKind::BitShift: return defineBitShift(b, n);
+  case OpKind::Shrink: {
+    // x < -lambd ? x + bias : x > lambd ? x - bias : 0, compared in f32 like the interpreter's
+    // f32 attributes (integer inputs: the ONNX schema allows them, the CPU backend takes f32).
+    if (d != DType::F32)
+      return makeUnsupported(n.describe(), ": Shrink of ", dtypeName(d));
+    FB_ASSIGN_OR_RETURN(float lambd, n.attrs().getFloat("lambd", 0.5f));
+    FB_ASSIGN_OR_RETURN(float bias, n.attrs().getFloat("bias", 0.0f));
+    unaryFn([lambd, bias](ExprPtr v) {
+      return select(
+          binary(BinaryOp::Lt, v, floatImm(-lambd)), add(v, floatImm(bias)),
+          select(binary(BinaryOp::Gt, v, floatImm(lambd)), sub(v, floatImm(bias)), floatImm(0)));
+    });
+    return Status::success();
+  }
   default: break;
   }
   // The float activations and functions: f32 only (the libm calls and the fast exp are f32).

@@ -1,6 +1,7 @@
 // Lowering of the inline indexing and rearranging ops: GatherElements, GatherND, OneHot, Trilu,
-// DepthToSpace and SpaceToDepth become expressions of their output index that inline into the
-// consumer's loop, like the other injective ops in LowerInline.cpp.
+// EyeLike, DepthToSpace, SpaceToDepth, ReverseSequence and Compress (with a compile-time
+// condition) become expressions of their output index that inline into the consumer's loop,
+// like the other injective ops in LowerInline.cpp.
 //
 // Indices read from data are clamped into range, so a kernel never reads outside a buffer; the
 // executor range-checks them first (KernelBuilder::addIndexCheck) and reports the interpreter's
@@ -129,6 +130,79 @@ Status defineDepthSpace(KernelBuilder& b, const Node& n, bool toSpace) {
   return Status::success();
 }
 
+/// out[i, j] = (j - i == k) ? 1 : 0.
+Status defineEyeLike(KernelBuilder& b, const Node& n) {
+  FB_ASSIGN_OR_RETURN(int64_t k, n.attrs().getInt("k", 0));
+  const DType dt = n.output(0)->type().dtype;
+  b.define(n.output(0), [k, dt](const Indices& idx) {
+    return select(binary(BinaryOp::Eq, sub(idx[1], idx[0]), intImm(k)), fimm(dt, 1), fimm(dt, 0));
+  });
+  return Status::success();
+}
+
+/// out[t, b] = x[len_b - 1 - t, b] for t < len_b, else x[t, b] (time and batch axes 0 and 1 in
+/// either order). A length outside [0, T] is clamped here; the interpreter rejects it.
+Status defineReverseSequence(KernelBuilder& b, const Node& n) {
+  const Value *x = n.input(0), *lens = n.input(1);
+  FB_ASSIGN_OR_RETURN(int64_t timeAxis, n.attrs().getInt("time_axis", 0));
+  const size_t ta = timeAxis == 0 ? 0 : 1, ba = 1 - ta;
+  const int64_t T = KernelBuilder::sizesOf(x)[ta];
+  b.define(n.output(0), [&b, x, lens, ta, ba, T](const Indices& idx) {
+    ExprPtr len = min(max(cast(Type::i64(), b.read(lens, {idx[ba]})), intImm(0)), intImm(T));
+    ExprPtr t = idx[ta];
+    Indices src = idx;
+    src[ta] = select(binary(BinaryOp::Lt, t, len), sub(sub(len, intImm(1)), t), t);
+    return b.read(x, src);
+  });
+  return Status::success();
+}
+
+/// A gather through a compile-time table of the selected positions along the axis (or of the
+/// flattened input). A condition known only at run time decides the output's shape, which the
+/// CPU backend needs at compile time: that is refused by name.
+Status defineCompress(KernelBuilder& b, const Node& n) {
+  const Value *x = n.input(0), *condition = n.input(1);
+  const Tensor* cond = b.constantOf(condition);
+  if (!cond)
+    return makeUnsupported(n.describe(), ": Compress's output shape depends on its condition; "
+                                         "the CPU backend needs a compile-time condition");
+  const std::vector<int64_t> xs = KernelBuilder::sizesOf(x);
+  const bool hasAxis = n.attrs().has("axis");
+  FB_ASSIGN_OR_RETURN(int64_t rawAxis, n.attrs().getInt("axis", 0));
+  int64_t axis = 0;
+  if (hasAxis) {
+    FB_ASSIGN_OR_RETURN(axis, normalizeAxis(rawAxis, int64_t(xs.size())));
+  }
+  std::vector<int64_t> picked;
+  for (int64_t i = 0; i < cond->numElements(); ++i)
+    if (cond->getAsDouble(i) != 0)
+      picked.push_back(i);
+  if (picked.empty())
+    picked.push_back(0); // an empty output reads nothing; keep the table non-empty
+  BufferPtr table = b.constantBuffer("compress_pos",
+                                     Tensor::fromVector<int64_t>({int64_t(picked.size())}, picked));
+  if (hasAxis) {
+    b.define(n.output(0), [&b, x, table, axis](const Indices& idx) {
+      Indices src = idx;
+      src[size_t(axis)] = load(table, {idx[size_t(axis)]});
+      return b.read(x, src);
+    });
+    return Status::success();
+  }
+  // Without an axis: unravel the flat position into the input's index.
+  b.define(n.output(0), [&b, x, table, xs](const Indices& idx) {
+    ExprPtr flat = load(table, {idx[0]});
+    Indices src(xs.size());
+    int64_t stride = 1;
+    for (size_t d = xs.size(); d-- > 0;) {
+      src[d] = binary(BinaryOp::Mod, binary(BinaryOp::Div, flat, intImm(stride)), intImm(xs[d]));
+      stride *= xs[d];
+    }
+    return b.read(x, src);
+  });
+  return Status::success();
+}
+
 } // namespace
 
 std::optional<Status> defineIndexingInline(KernelBuilder& b, const Node& n) {
@@ -145,6 +219,14 @@ std::optional<Status> defineIndexingInline(KernelBuilder& b, const Node& n) {
     return defineDepthSpace(b, n, /*toSpace=*/true);
   case OpKind::SpaceToDepth:
     return defineDepthSpace(b, n, /*toSpace=*/false);
+  case OpKind::EyeLike:
+    return defineEyeLike(b, n);
+  case OpKind::ReverseSequence:
+    return defineReverseSequence(b, n);
+  case OpKind::Compress:
+    return defineCompress(b, n);
+  case OpKind::GridSample:
+    return defineGridSample(b, n);
   default:
     return std::nullopt;
   }

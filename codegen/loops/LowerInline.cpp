@@ -133,124 +133,6 @@ bool allInputsConstant(KernelBuilder& b, const Node& n) {
   return true;
 }
 
-/// Runs node n's interpreter kernel with input 0 replaced by `probe` (the other inputs must be
-/// compile-time constants).
-Expected<Tensor> evalWithProbe(KernelBuilder& b, const Node& n, const Tensor& probe) {
-  std::vector<Tensor> ins{probe};
-  for (size_t i = 1; i < n.numInputs(); ++i) {
-    const Value* v = n.input(i);
-    if (!v) {
-      ins.emplace_back();
-      continue;
-    }
-    const Tensor* t = b.constantOf(v);
-    if (!t)
-      return makeUnsupported(n.describe(), ": input ", i, " must be a compile-time constant");
-    ins.push_back(*t);
-  }
-  EvalContext ctx(n, std::move(ins));
-  FB_TRY(n.info().eval(ctx));
-  return ctx.outputs()[0];
-}
-
-/// Resize (nearest and n-linear) as a gather through per-axis tables found by running the
-/// interpreter on probe inputs: along axis d, a probe holding each element's index along d
-/// comes out as the (interpolated) source coordinate of every output position. Linear
-/// interpolation between neighbours i0 and i0 + 1 gives i0 + w1; a second probe of squared
-/// indices checks that reading.
-Status defineResize(KernelBuilder& b, const Node& n) {
-  const Value* x = n.input(0);
-  const Value* out = n.output(0);
-  if (x->type().dtype != DType::F32)
-    return makeUnsupported(n.describe(), ": Resize of ", dtypeName(x->type().dtype));
-  FB_ASSIGN_OR_RETURN(std::string mode, n.attrs().getString("mode", "nearest"));
-  if (mode != "nearest" && mode != "linear")
-    return makeUnsupported(n.describe(), ": Resize mode '", mode, "' is not supported by the CPU backend");
-  const bool linear = mode == "linear";
-  std::vector<int64_t> inS = KernelBuilder::sizesOf(x), outS = KernelBuilder::sizesOf(out);
-  const size_t rank = inS.size();
-  std::vector<int64_t> inStr = rowMajorStrides(inS), outStr = rowMajorStrides(outS);
-  struct Axis {
-    bool identity = true;
-    BufferPtr i0, i1, w1;
-  };
-  std::vector<Axis> axes(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    Tensor probe(DType::F32, inS), probe2(DType::F32, inS);
-    auto pv = probe.mutableData<float>(), pv2 = probe2.mutableData<float>();
-    for (int64_t e = 0; e < probe.numElements(); ++e) {
-      int64_t i = (e / inStr[d]) % inS[d];
-      pv[size_t(e)] = float(i);
-      pv2[size_t(e)] = float(i * i);
-    }
-    FB_ASSIGN_OR_RETURN(Tensor r, evalWithProbe(b, n, probe));
-    FB_ASSIGN_OR_RETURN(Tensor r2, evalWithProbe(b, n, probe2));
-    std::vector<int64_t> i0(size_t(outS[d])), i1(size_t(outS[d]));
-    std::vector<float> w1(size_t(outS[d]));
-    bool identity = outS[d] == inS[d];
-    for (int64_t o = 0; o < outS[d]; ++o) {
-      double c = r.getAsDouble(o * outStr[d]), c2 = r2.getAsDouble(o * outStr[d]);
-      double f = std::floor(c + 1e-6);
-      int64_t a = std::clamp<int64_t>(int64_t(f), 0, inS[d] - 1);
-      int64_t a1 = std::min<int64_t>(a + 1, inS[d] - 1);
-      double w = std::clamp(c - double(a), 0.0, 1.0);
-      if (w < 1e-6)
-        w = 0;
-      double expect2 = (1 - w) * double(a * a) + w * double(a1 * a1);
-      if (c < -1e-3 || c > double(inS[d] - 1) + 1e-3 ||
-          std::fabs(expect2 - c2) > 1e-3 * std::max(1.0, std::fabs(c2)) ||
-          (!linear && w != 0))
-        return makeUnsupported(n.describe(), ": this Resize (mode ", mode,
-                               ") is not a per-axis gather the CPU backend can lower");
-      i0[size_t(o)] = a;
-      i1[size_t(o)] = a1;
-      w1[size_t(o)] = float(w);
-      identity &= a == o && w == 0;
-    }
-    axes[d].identity = identity;
-    if (identity)
-      continue;
-    std::string ax = std::to_string(d);
-    axes[d].i0 = b.constantBuffer("resize_i0_" + ax, Tensor::fromVector<int64_t>({outS[d]}, i0));
-    if (linear) {
-      axes[d].i1 = b.constantBuffer("resize_i1_" + ax, Tensor::fromVector<int64_t>({outS[d]}, i1));
-      axes[d].w1 = b.constantBuffer("resize_w1_" + ax, Tensor::fromVector<float>({outS[d]}, w1));
-    }
-  }
-  b.define(out, [&b, x, axes, linear](const Indices& idx) {
-    // Sum over the 2^k corners of the resized axes (k = 0 for nearest).
-    std::vector<size_t> interp;
-    for (size_t d = 0; d < axes.size(); ++d)
-      if (!axes[d].identity && linear)
-        interp.push_back(d);
-    ExprPtr sum;
-    for (size_t corner = 0; corner < (size_t(1) << interp.size()); ++corner) {
-      Indices src;
-      ExprPtr weight;
-      for (size_t d = 0; d < axes.size(); ++d) {
-        if (axes[d].identity) {
-          src.push_back(idx[d]);
-          continue;
-        }
-        auto it = std::find(interp.begin(), interp.end(), d);
-        bool high = it != interp.end() && (corner >> size_t(it - interp.begin())) & 1;
-        src.push_back(load(high ? axes[d].i1 : axes[d].i0, {idx[d]}));
-        if (it != interp.end()) {
-          ExprPtr w1 = load(axes[d].w1, {idx[d]});
-          ExprPtr w = high ? w1 : sub(floatImm(1), w1);
-          weight = weight ? mul(weight, w) : w;
-        }
-      }
-      ExprPtr term = b.read(x, src);
-      if (weight)
-        term = mul(weight, term);
-      sum = sum ? add(sum, term) : term;
-    }
-    return sum;
-  });
-  return Status::success();
-}
-
 } // namespace
 
 bool isInlineOp(OpKind op) {
@@ -283,6 +165,17 @@ bool isInlineOp(OpKind op) {
   case OpKind::ScatterND:
   case OpKind::TopK:
   case OpKind::NonZero:
+  case OpKind::NegativeLogLikelihoodLoss:
+  case OpKind::SoftmaxCrossEntropyLoss:
+  case OpKind::LRN:
+  case OpKind::MeanVarianceNormalization:
+  case OpKind::DynamicQuantizeLinear:
+  case OpKind::Det:
+  case OpKind::Einsum:
+  case OpKind::NonMaxSuppression:
+  case OpKind::Unique:
+  case OpKind::MaxUnpool:
+  case OpKind::RoiAlign:
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
   case OpKind::Concat:
@@ -309,7 +202,9 @@ Status defineInline(KernelBuilder& b, const Node& n) {
   // Shape computations and anything whose inputs are all constants: fold now.
   if (n.op() == OpKind::Shape || n.op() == OpKind::Size || n.op() == OpKind::Constant ||
       ((allInputsConstant(b, n) && n.numInputs() > 0) &&
-       (n.op() == OpKind::ConstantOfShape || n.op() == OpKind::Range)))
+       (n.op() == OpKind::ConstantOfShape || n.op() == OpKind::Range ||
+        n.op() == OpKind::HannWindow || n.op() == OpKind::HammingWindow ||
+        n.op() == OpKind::BlackmanWindow)))
     return foldAtCompileTime(b, n);
   if (isElementwiseMathOp(n.op()))
     return defineElementwiseMath(b, n);
@@ -371,6 +266,7 @@ Status defineInline(KernelBuilder& b, const Node& n) {
       b.define(n.output(i), [](const Indices&) { return boolImm(true); });
     return Status::success();
   case OpKind::Cast:
+  case OpKind::CastLike:
     unaryFn([outType](ExprPtr v) { return cast(outType, v); });
     return Status::success();
   case OpKind::Clip: {
@@ -592,6 +488,11 @@ Status defineInline(KernelBuilder& b, const Node& n) {
     FB_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(rawAxis, int64_t(inSizes.size())));
     size_t q = indices->type().rank();
     int64_t dim = inSizes[size_t(axis)];
+    // Indices read from an argument are range-checked before the kernel, as for
+    // GatherElements; indices computed inside the kernel (the partitioner keeps their producer
+    // out of the gather's group, so only a hand-built group has them) are clamped only.
+    if (b.directBuffer(indices))
+      FB_TRY(b.addIndexCheck(n, indices, {dim}, {axis}));
     b.define(out, [&b, in, indices, axis, q, dim](const Indices& idx) {
       Indices iidx(idx.begin() + axis, idx.begin() + axis + int64_t(q));
       ExprPtr i = cast(Type::i64(), b.read(indices, iidx));

@@ -550,7 +550,8 @@ Expected<StmtPtr> lowerConcat(KernelBuilder& b, const Node& n, const BufferPtr& 
 } // namespace
 
 bool nestWritesExtraOutputs(OpKind op) {
-  return op == OpKind::LayerNormalization || op == OpKind::MaxPool || op == OpKind::TopK;
+  return op == OpKind::LayerNormalization || op == OpKind::MaxPool || op == OpKind::TopK ||
+         op == OpKind::SoftmaxCrossEntropyLoss || op == OpKind::DynamicQuantizeLinear;
 }
 
 Expected<StmtPtr> lowerNestOp(KernelBuilder& b, const Node& n, const BufferPtr& out,
@@ -596,6 +597,12 @@ Expected<StmtPtr> lowerNestOp(KernelBuilder& b, const Node& n, const BufferPtr& 
   default: break;
   }
   if (std::optional<Expected<StmtPtr>> s = lowerSequentialOp(b, n, out, epilogue, extras))
+    return std::move(*s);
+  if (std::optional<Expected<StmtPtr>> s = lowerLossOp(b, n, out, epilogue, extras))
+    return std::move(*s);
+  if (std::optional<Expected<StmtPtr>> s = lowerStatisticsOp(b, n, out, epilogue, extras))
+    return std::move(*s);
+  if (std::optional<Expected<StmtPtr>> s = lowerLinearAlgebraOp(b, n, out, epilogue))
     return std::move(*s);
   return makeUnsupported(n.describe(), ": the CPU backend cannot lower ", opName(n.op()), " yet");
 }

@@ -1,6 +1,7 @@
 // Lowering of ops whose nests walk elements in an order that matters: CumSum (a running sum
 // along an axis), ScatterElements and ScatterND (updates applied in order, later ones winning),
-// TopK (each element's rank among its line) and Hardmax (the first maximum of a line).
+// TopK (each element's rank among its line), Hardmax (the first maximum of a line) and MaxUnpool
+// (each element stored at the position its index gives).
 //
 // Where a store's position comes from data (a scatter target, a TopK rank), the position is
 // kept in a local declared outside the loop, so the scheduler sees iterations that share state
@@ -226,6 +227,55 @@ Expected<StmtPtr> lowerHardmax(KernelBuilder& b, const Node& n, const BufferPtr&
   return wrapLoops(l.names, l.sizes, body);
 }
 
+// ---- MaxUnpool ----
+
+/// Zeroes the output, then stores each input element at the flat position its index gives in
+/// the default output shape (clamped; the interpreter rejects an index outside it). The position
+/// goes through the local `pos` declared outside the loops, which keeps them serial: two elements
+/// may share a target, and the later one wins as in the interpreter.
+Expected<StmtPtr> lowerMaxUnpool(KernelBuilder& b, const Node& n, const BufferPtr& out,
+                                 const Epilogue& epi) {
+  const Value *X = n.input(0), *I = n.input(1);
+  const std::vector<int64_t> xs = KernelBuilder::sizesOf(X);
+  const std::vector<int64_t> os = out->sizes;
+  // Indices are flat in the default output shape (kernel_shape, strides, pads); a larger
+  // output_shape pads each dim at its end.
+  const size_t sr = xs.size() - 2;
+  FB_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, n.attrs().getInts("kernel_shape", {}));
+  FB_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                      n.attrs().getInts("strides", std::vector<int64_t>(sr, 1)));
+  FB_ASSIGN_OR_RETURN(std::vector<int64_t> pads,
+                      n.attrs().getInts("pads", std::vector<int64_t>(2 * sr, 0)));
+  if (kernel.size() != sr || strides.size() != sr || pads.size() != 2 * sr)
+    return makeError(n.describe(), ": kernel_shape, strides and pads do not fit rank ", xs.size());
+  std::vector<int64_t> ds(xs.begin(), xs.begin() + 2);
+  for (size_t d = 0; d < sr; ++d)
+    ds.push_back((xs[d + 2] - 1) * strides[d] - pads[d] - pads[d + sr] + kernel[d]);
+  int64_t total = 1;
+  for (int64_t s : ds)
+    total *= s;
+  StmtPtr zero = elementwiseNest(
+      out, [&](const Indices&) { return fimm(out->dtype, 0); }, tag(n));
+  BufferPtr pos = makeLocalBuffer("pos", DType::I64, {1});
+  Indices z{intImm(0)};
+  std::vector<std::string> names = indexNames(xs.size(), "u");
+  Indices u = varsOf(names);
+  ExprPtr flat =
+      min(max(cast(Type::i64(), b.read(I, u)), intImm(0)), intImm(std::max<int64_t>(total - 1, 0)));
+  Indices at(os.size());
+  int64_t stride = 1;
+  for (size_t d = ds.size(); d-- > 0;) {
+    at[d] = min(
+        binary(BinaryOp::Mod, binary(BinaryOp::Div, load(pos, z), intImm(stride)), intImm(ds[d])),
+        intImm(os[d] - 1));
+    stride *= ds[d];
+  }
+  StmtPtr scatter =
+      alloc(pos, wrapLoops(names, xs,
+                           block({store(pos, z, flat), store(out, at, b.read(X, u), "unpool")})));
+  return block({zero, scatter, epilogueNest(out, epi)});
+}
+
 } // namespace
 
 std::optional<Expected<StmtPtr>> lowerSequentialOp(KernelBuilder& b, const Node& n,
@@ -242,9 +292,21 @@ std::optional<Expected<StmtPtr>> lowerSequentialOp(KernelBuilder& b, const Node&
     return lowerTopK(b, n, out, epilogue, extras.empty() ? nullptr : extras[0]);
   case OpKind::Hardmax:
     return lowerHardmax(b, n, out, epilogue);
+  case OpKind::MaxUnpool:
+    return lowerMaxUnpool(b, n, out, epilogue);
+  case OpKind::RoiAlign:
+    return lowerRoiAlign(b, n, out, epilogue);
   case OpKind::NonZero:
     return Expected<StmtPtr>(makeUnsupported(
         n.describe(), ": NonZero's output shape depends on its data; the CPU backend needs "
+                      "static shapes (fold it to a constant first)"));
+  case OpKind::NonMaxSuppression:
+    return Expected<StmtPtr>(makeUnsupported(
+        n.describe(), ": NonMaxSuppression's output shape depends on its data; the CPU backend "
+                      "needs static shapes (fold it to a constant first)"));
+  case OpKind::Unique:
+    return Expected<StmtPtr>(makeUnsupported(
+        n.describe(), ": Unique's output shape depends on its data; the CPU backend needs "
                       "static shapes (fold it to a constant first)"));
   default:
     return std::nullopt;

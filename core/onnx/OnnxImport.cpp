@@ -263,6 +263,8 @@ private:
     if (proto.op_type() == "Constant")
       return createConstant(proto, where);
     std::optional<OpKind> op = opKindFromOnnx(proto.op_type());
+    if (!op)
+      op = legacyOpKind(proto.op_type());
     if (!op || *op == OpKind::Fused)
       return makeUnsupported(where, ": unsupported op");
 
@@ -360,7 +362,9 @@ private:
                          "' is not defined (missing initializer?)");
       node.setInput(i, v);
     }
-    if (m_opset < kMinOpset)
+    if (legacyOpKind(proto.op_type()))
+      FB_TRY(upgradeLegacyOp(node, proto.op_type(), *m_graph, m_names, where));
+    else if (m_opset < kMinOpset)
       FB_TRY(checkSchemaUnchanged(proto.op_type(), m_opset, where));
     FB_TRY(upgradeLegacyAttributes(node, m_opset, *m_graph, m_names, where));
     const OpInfo& info = node.info();

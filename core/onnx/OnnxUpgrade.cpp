@@ -1,5 +1,6 @@
 // Opset upgrade of imported nodes to opset-17 semantics: legacy attributes become constant inputs,
-// legacy Softmax/LogSoftmax/Hardmax (2-D coercion) becomes Flatten → Softmax → Reshape.
+// legacy Softmax/LogSoftmax/Hardmax (2-D coercion) becomes Flatten → Softmax → Reshape, and the
+// deprecated Scatter and Upsample are read as ScatterElements and Resize.
 #include "core/onnx/OnnxUpgrade.h"
 
 #include <algorithm>
@@ -74,6 +75,40 @@ Status upgradeLegacyAttributes(Node& node, int64_t opset, Graph& graph, NameAllo
   }
   default: return Status::success();
   }
+}
+
+std::optional<OpKind> legacyOpKind(const std::string& onnxType) {
+  if (onnxType == "Scatter")
+    return OpKind::ScatterElements;
+  if (onnxType == "Upsample")
+    return OpKind::Resize;
+  return std::nullopt;
+}
+
+Status upgradeLegacyOp(Node& node, const std::string& onnxType, Graph& graph, NameAllocator& names,
+                       const std::string& where) {
+  if (onnxType != "Upsample")
+    return Status::success();
+  Value* scales = node.numInputs() > 1 ? node.input(1) : nullptr;
+  if (node.attrs().has("scales")) {
+    if (scales)
+      return makeError(where, ": has both the legacy 'scales' attribute and a scales input");
+    auto fs = node.attrs().getFloats("scales", {});
+    if (!fs.ok())
+      return fs.error().withContext(where);
+    scales = graph.addConstant(names.fresh(baseName(node) + "_scales"),
+                               Tensor::fromVector<float>({int64_t(fs->size())}, *fs));
+    node.attrs().erase("scales");
+  }
+  if (!scales)
+    return makeError(where, ": Upsample needs scales (an input, or an attribute before opset 9)");
+  while (node.numInputs() < 3)
+    node.addInput(nullptr);
+  node.setInput(1, nullptr);
+  node.setInput(2, scales);
+  node.attrs().set("coordinate_transformation_mode", std::string("asymmetric"));
+  node.attrs().set("nearest_mode", std::string("floor"));
+  return Status::success();
 }
 
 bool needsSoftmaxUpgrade(const Node& node, int64_t opset) {

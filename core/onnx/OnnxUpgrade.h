@@ -3,6 +3,7 @@
 
 #include "core/Graph.h"
 
+#include <optional>
 #include <string>
 #include <unordered_set>
 
@@ -29,6 +30,17 @@ private:
 /// the node's inputs are resolved. `where` names the node in errors.
 Status upgradeLegacyAttributes(Node& node, int64_t opset, Graph& graph, NameAllocator& names,
                                const std::string& where);
+
+/// The op that a deprecated ONNX op is read as: Scatter (opsets 9-10) as ScatterElements, and
+/// Upsample (opsets 7-9) as Resize (see upgradeLegacyOp). nullopt for any other op type.
+std::optional<OpKind> legacyOpKind(const std::string& onnxType);
+
+/// Gives a node read through legacyOpKind the semantics of the old op: Upsample(X, scales)
+/// becomes Resize(X, "", scales) with coordinate_transformation_mode 'asymmetric' and
+/// nearest_mode 'floor' (Upsample's index mapping); before opset 9 its `scales` attribute
+/// becomes the input. Scatter needs nothing.
+Status upgradeLegacyOp(Node& node, const std::string& onnxType, Graph& graph, NameAllocator& names,
+                       const std::string& where);
 
 /// True when the node is a Softmax/LogSoftmax/Hardmax whose opset (< 13) coerces its input to 2-D at
 /// `axis`; such a node needs upgradeLegacySoftmax once its input type is known.

@@ -1,5 +1,6 @@
 // Unary elementwise ops (Relu ... Not, trigonometric and hyperbolic functions, the ELU family
-// and other activations), IsNaN/IsInf, Clip, Cast, Identity and inference-mode Dropout.
+// and other activations), IsNaN/IsInf, Clip, Cast, CastLike, Shrink, Identity and inference-mode
+// Dropout.
 #include "core/ops/MathUtil.h"
 #include "core/ops/OpRegistration.h"
 
@@ -485,6 +486,40 @@ Status evalCast(EvalContext& ctx) {
   return Status::success();
 }
 
+/// CastLike: Cast to the dtype of input 1 (whose data is ignored).
+Status inferCastLike(InferContext& ctx) {
+  const DType to = ctx.inputType(1).dtype;
+  ctx.setOutputType(0, TensorType(to, ctx.inputType(0).dims));
+  if (isInteger(to) && isInteger(ctx.inputType(0).dtype))
+    if (auto sv = ctx.inputShapeValue(0))
+      ctx.setOutputShapeValue(0, *sv);
+  return Status::success();
+}
+
+// Shrink: x < -lambd ? x + bias : x > lambd ? x - bias : 0, on any numeric type.
+
+Status inferShrink(InferContext& ctx) {
+  FB_TRY(checkInputDType(ctx, 0, kNumericTypes));
+  ctx.setOutputType(0, TensorType(ctx.inputType(0).dtype, ctx.inputType(0).dims));
+  return Status::success();
+}
+
+/// Compares and subtracts in double, then converts back (integer results wrap like NumPy).
+Status evalShrink(EvalContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  FB_ASSIGN_OR_RETURN(float lambd, floatAttr(ctx, "lambd", 0.5f));
+  FB_ASSIGN_OR_RETURN(float bias, floatAttr(ctx, "bias", 0.0f));
+  Tensor y(x.dtype(), x.sizes());
+  for (int64_t i = 0, n = x.numElements(); i < n; ++i) {
+    const double v = x.getAsDouble(i);
+    y.setFromDouble(i, v < -double(lambd)  ? v + double(bias)
+                       : v > double(lambd) ? v - double(bias)
+                                           : 0.0);
+  }
+  ctx.setOutput(0, std::move(y));
+  return Status::success();
+}
+
 /// Keeps type and shape value.
 Status inferIdentity(InferContext& ctx) {
   ctx.setOutputType(0, TensorType(ctx.inputType(0).dtype, ctx.inputType(0).dims));
@@ -595,6 +630,8 @@ void registerElementwiseOps(OpRegistry& r) {
   r.set(OpKind::Cast, inferCast, evalCast, costNone);
   r.set(OpKind::Identity, inferIdentity, evalIdentity, costNone);
   r.set(OpKind::Dropout, inferDropout, evalDropout, costNone);
+  r.set(OpKind::CastLike, inferCastLike, evalCast, costNone);
+  r.set(OpKind::Shrink, inferShrink, evalShrink, costPerOutputElement<2>); // compare, add
 }
 
 } // namespace fb

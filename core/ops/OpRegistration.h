@@ -23,6 +23,18 @@ void registerIndexingOps(OpRegistry& r);       // ops/Indexing.cpp: GatherElemen
 void registerScatterOps(OpRegistry& r);        // ops/Scatter.cpp: ScatterElements, ScatterND
 void registerSelectionOps(OpRegistry& r);      // ops/Selection.cpp: TopK, Hardmax
 void registerScanOps(OpRegistry& r);           // ops/Scan.cpp: CumSum, Trilu
+void registerLossOps(OpRegistry& r);           // ops/Loss.cpp: NegativeLogLikelihoodLoss, SCE
+void registerGeneratorOps(OpRegistry& r);      // ops/Generators.cpp: EyeLike, window functions
+void registerCompressOps(OpRegistry& r);       // ops/Compress.cpp
+void registerReverseSequenceOps(OpRegistry& r);    // ops/ReverseSequence.cpp
+void registerLocalNormalizationOps(OpRegistry& r); // ops/LocalNormalization.cpp: LRN, MVN
+void registerDynamicQuantizeOps(OpRegistry& r);    // ops/DynamicQuantize.cpp
+void registerLinearAlgebraOps(OpRegistry& r);      // ops/LinearAlgebra.cpp: Det, Einsum
+void registerGridSampleOps(OpRegistry& r);         // ops/GridSample.cpp
+void registerNonMaxSuppressionOps(OpRegistry& r);  // ops/NonMaxSuppression.cpp
+void registerUniqueOps(OpRegistry& r);             // ops/Unique.cpp
+void registerMaxUnpoolOps(OpRegistry& r);          // ops/MaxUnpool.cpp
+void registerRoiAlignOps(OpRegistry& r);           // ops/RoiAlign.cpp
 
 /// Calls every registration function above.
 inline void registerAllOps(OpRegistry& r) {
@@ -43,6 +55,18 @@ inline void registerAllOps(OpRegistry& r) {
   registerScatterOps(r);
   registerSelectionOps(r);
   registerScanOps(r);
+  registerLossOps(r);
+  registerGeneratorOps(r);
+  registerCompressOps(r);
+  registerReverseSequenceOps(r);
+  registerLocalNormalizationOps(r);
+  registerDynamicQuantizeOps(r);
+  registerLinearAlgebraOps(r);
+  registerGridSampleOps(r);
+  registerNonMaxSuppressionOps(r);
+  registerUniqueOps(r);
+  registerMaxUnpoolOps(r);
+  registerRoiAlignOps(r);
 }
 
 } // namespace fb

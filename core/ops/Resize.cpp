@@ -1,4 +1,4 @@
-// Resize (opset 13+ semantics): nearest and n-linear interpolation with ONNX's coordinate
+// Resize (opset 13+ semantics): nearest, n-linear and cubic interpolation with ONNX's coordinate
 // transformation modes, following the ONNX reference implementation coordinate by coordinate.
 #include "core/ops/DataCopy.h"
 #include "core/ops/KernelUtil.h"
@@ -6,6 +6,7 @@
 #include "core/ops/OpRegistration.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace fb {
@@ -23,6 +24,8 @@ struct ResizeAttrs {
   CoordMode coord = CoordMode::HalfPixel;
   NearestMode nearest = NearestMode::RoundPreferFloor;
   double extrapolation = 0.0;
+  double cubicA = -0.75;       // cubic_coeff_a
+  bool excludeOutside = false; // exclude_outside: cubic taps outside the input get weight 0
   std::vector<int64_t> axes; // normalized; every axis when the attribute is absent
 };
 
@@ -68,6 +71,10 @@ Expected<ResizeAttrs> parseResizeAttrs(const AttrMap& attrs, int64_t rank) {
     return makeError("unknown nearest_mode '", nearest, "'");
   FB_ASSIGN_OR_RETURN(float extrapolation, attrs.getFloat("extrapolation_value", 0.f));
   a.extrapolation = extrapolation;
+  FB_ASSIGN_OR_RETURN(float cubicA, attrs.getFloat("cubic_coeff_a", -0.75f));
+  a.cubicA = cubicA;
+  FB_ASSIGN_OR_RETURN(int64_t exclude, attrs.getInt("exclude_outside", 0));
+  a.excludeOutside = exclude != 0;
   FB_ASSIGN_OR_RETURN(int64_t antialias, attrs.getInt("antialias", 0));
   if (antialias != 0)
     return makeUnsupported("antialias=1 is not supported");
@@ -285,6 +292,76 @@ Status evalNearest(EvalContext& ctx, const ResizeAttrs& a, const ResizePlan& p) 
   return Status::success();
 }
 
+/// The four weights of Keys' cubic convolution for the taps at floor(c) - 1 .. floor(c) + 2,
+/// where `ratio` = c - floor(c) (the ONNX reference's cubic_coeffs).
+std::array<double, 4> cubicCoefficients(double ratio, double A) {
+  const double r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
+  return {((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A,
+          ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1, ((A + 2) * q - (A + 3)) * q * q + 1,
+          ((A * q1 - 5 * A) * q1 + 8 * A) * q1 - 4 * A};
+}
+
+/// Cubic interpolation along one dim, as the reference computes it: the four input elements
+/// nearest to the source coordinate c (ties to the lower index; when c is an integer that is
+/// c - 2 .. c + 1 with ratio 1, so the weight 1 falls on c itself), indices past the edges
+/// clamped (edge padding), or with exclude_outside their weights zeroed and the rest
+/// renormalized.
+std::vector<double> cubicPass(const std::vector<double>& buf, std::vector<int64_t>& sizes, size_t d,
+                              const ResizeAttrs& a, const ResizePlan& p) {
+  const int64_t inLen = sizes[d], outLen = p.outSizes[d];
+  int64_t outer = 1, inner = 1;
+  for (size_t k = 0; k < d; ++k)
+    outer *= sizes[k];
+  for (size_t k = d + 1; k < sizes.size(); ++k)
+    inner *= sizes[k];
+  const size_t n = size_t(outLen);
+  std::vector<std::array<int64_t, 4>> idx(n);
+  std::vector<std::array<double, 4>> w(n);
+  std::vector<char> outside(n, 0);
+  for (int64_t o = 0; o < outLen; ++o) {
+    const double c =
+        sourceCoordinate(a.coord, double(o), p.scales[d], inLen, p.roiStart[d], p.roiEnd[d]);
+    if (a.coord == CoordMode::TfCropAndResize && (c < 0 || c > double(inLen - 1))) {
+      outside[size_t(o)] = 1;
+      continue;
+    }
+    double base = std::floor(c), ratio = c - base;
+    if (ratio == 0) {
+      ratio = 1;
+      base -= 1;
+    }
+    std::array<double, 4> coeff = cubicCoefficients(ratio, a.cubicA);
+    double total = 0;
+    for (int t = 0; t < 4; ++t) {
+      const int64_t i = int64_t(base) - 1 + t;
+      if (a.excludeOutside && (i < 0 || i >= inLen))
+        coeff[size_t(t)] = 0;
+      total += coeff[size_t(t)];
+      idx[size_t(o)][size_t(t)] = std::clamp<int64_t>(i, 0, inLen - 1);
+    }
+    for (int t = 0; t < 4; ++t)
+      w[size_t(o)][size_t(t)] =
+          a.excludeOutside && total != 0 ? coeff[size_t(t)] / total : coeff[size_t(t)];
+  }
+  std::vector<double> out(size_t(outer * outLen * inner));
+  for (int64_t r = 0; r < outer; ++r)
+    for (int64_t o = 0; o < outLen; ++o) {
+      double* dst = out.data() + (r * outLen + o) * inner;
+      if (outside[size_t(o)]) {
+        std::fill(dst, dst + inner, a.extrapolation);
+        continue;
+      }
+      for (int64_t i = 0; i < inner; ++i) {
+        double v = 0;
+        for (size_t t = 0; t < 4; ++t)
+          v += w[size_t(o)][t] * buf[size_t((r * inLen + idx[size_t(o)][t]) * inner + i)];
+        dst[i] = v;
+      }
+    }
+  sizes[d] = outLen;
+  return out;
+}
+
 /// Linear interpolation along one dim of a row-major double buffer, in place of `buf`.
 std::vector<double> linearPass(const std::vector<double>& buf, std::vector<int64_t>& sizes,
                                size_t d, const ResizeAttrs& a, const ResizePlan& p) {
@@ -335,12 +412,13 @@ Status evalLinear(EvalContext& ctx, const ResizeAttrs& a, const ResizePlan& p) {
   for (int64_t i = 0; i < x.numElements(); ++i)
     buf[size_t(i)] = x.getAsDouble(i);
   std::vector<int64_t> sizes = x.sizes();
-  // Linear interpolation is separable: one pass per resized dim, innermost first as the
-  // reference's recursion does.
+  // Linear and cubic interpolation are separable: one pass per resized dim, innermost first as
+  // the reference's recursion does.
   for (size_t d = x.rank(); d-- > 0;) {
     if (isIdentityDim(p, a, d, sizes[d]))
       continue;
-    buf = linearPass(buf, sizes, d, a, p);
+    buf = a.mode == ResizeMode::Cubic ? cubicPass(buf, sizes, d, a, p)
+                                      : linearPass(buf, sizes, d, a, p);
   }
   FB_ASSIGN_OR_RETURN(Tensor out, Tensor::create(x.dtype(), p.outSizes));
   bool integral = isInteger(x.dtype());
@@ -356,8 +434,6 @@ Status evalResize(EvalContext& ctx) {
   if (!attrs.ok())
     return attrs.error().isUnsupported() ? ctx.unsupported(attrs.error().message())
                                          : ctx.error(attrs.error().message());
-  if (attrs->mode == ResizeMode::Cubic)
-    return ctx.unsupported("mode 'cubic' is not supported by the interpreter");
   auto plan = planResize(ctx, *attrs);
   if (!plan.ok())
     return ctx.error(plan.error().message());

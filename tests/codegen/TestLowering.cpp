@@ -429,10 +429,10 @@ private Q_SLOTS:
 
   void unsupportedOpNamesOpAndNode() {
     auto g = parse(R"(graph @g opset 17 {
-  input %x : f32[1, 1, 4, 4]
+  input %x : f16[1, 1, 4, 4]
   const %roi : f32[0] = dense<[]>
   const %scales : f32[4] = dense<[1.0, 1.0, 2.0, 2.0]>
-  %y : f32[1, 1, 8, 8] = Resize(%x, %roi, %scales) {mode = "cubic"}  #5 "/up/Resize"
+  %y : f16[1, 1, 8, 8] = Resize(%x, %roi, %scales) {mode = "cubic"}  #5 "/up/Resize"
   output %y
 })");
     QVERIFY(g);
