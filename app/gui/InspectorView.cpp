@@ -130,6 +130,18 @@ void InspectorView::showNode(const workbench::NodeInspection& n, int snapshot) {
               .arg(esc(formatFlops(n.flops)), esc(formatBytes(n.bytes)),
                    QString::number(n.intensity, 'f', 2));
 
+  if (!n.explanation.empty()) {
+    // The first line is the summary; the indented lines are equations.
+    QString body;
+    for (const QString& line : QString::fromStdString(n.explanation).split('\n')) {
+      if (line.startsWith(QStringLiteral("  ")))
+        body += QStringLiteral("<div style=\"margin-left:12px\"><code>%1</code></div>")
+                    .arg(line.trimmed().toHtmlEscaped());
+      else
+        body += QStringLiteral("<div>%1</div>").arg(line.toHtmlEscaped());
+    }
+    html += QStringLiteral("<h3>How it works</h3>%1").arg(body);
+  }
   if (!n.attributes.empty()) {
     html += QStringLiteral("<h3>Attributes</h3><table>");
     for (const auto& [k, v] : n.attributes)

@@ -23,6 +23,7 @@ void registerIndexingOps(OpRegistry& r);       // ops/Indexing.cpp: GatherElemen
 void registerScatterOps(OpRegistry& r);        // ops/Scatter.cpp: ScatterElements, ScatterND
 void registerSelectionOps(OpRegistry& r);      // ops/Selection.cpp: TopK, Hardmax
 void registerScanOps(OpRegistry& r);           // ops/Scan.cpp: CumSum, Trilu
+void registerRecurrentOps(OpRegistry& r);      // ops/Recurrent.cpp: RNN, GRU, LSTM
 
 /// Calls every registration function above.
 inline void registerAllOps(OpRegistry& r) {
@@ -43,6 +44,7 @@ inline void registerAllOps(OpRegistry& r) {
   registerScatterOps(r);
   registerSelectionOps(r);
   registerScanOps(r);
+  registerRecurrentOps(r);
 }
 
 } // namespace fb
