@@ -1,13 +1,13 @@
 // Lowering of the recurrent ops RNN, GRU and LSTM to loops over time with GEMM-shaped steps,
 // the standard CPU approach (ONNX Runtime's DeepCPU LSTM):
 //  1. The weights are stored transposed (Wᵀ: [dir, input, gates], Rᵀ: [dir, hidden, gates]) so
-//     every product's innermost loop runs along the gates, contiguous in the weights and the
-//     result: folded at compile time for constant weights, else copied by a nest.
+//     the vectorized loop of every product runs along the gates, contiguous in the weights and
+//     the result: folded at compile time for constant weights, else copied by a nest.
 //  2. The input projection of every time step at once: XP[d, t, b, :] = x_t·Wᵀ + Wb + Rb, a
 //     GEMM of (seq·batch) × input by input × gates; its outer loops run in parallel.
 //  3. Per direction, a serial loop over the steps s: the recurrent product
-//     G[b, :] = XP[d, t, b, :] + h_{t-1}·Rᵀ (an axpy per hidden unit, vectorized along the
-//     gates), then the cell's elementwise update of the states H (and C), written to Y.
+//     G[b, :] = XP[d, t, b, :] + h_{t-1}·Rᵀ (a sum over k per gate, 8 gates at once in vector
+//     registers), then the cell's elementwise update of the states H (and C), written to Y.
 //  4. Y_h and Y_c are copies of the final states.
 // With sequence_lens, a sequence b takes part in step s only while s < len[b], and the reverse
 // direction reads time t = len[b] - 1 - s; Y is zero at the steps a sequence does not reach. The
@@ -151,12 +151,14 @@ private:
                                       bias(d, add(g, intImm(m_G))), f32(0)));
       else
         init = add(bias(d, g), bias(d, add(g, intImm(m_G))));
-      StmtPtr initLoop = forRange("g", m_G, store(m_xp, at, init, tag(m_n) + " input projection"));
-      StmtPtr update = forRange(
-          "k", m_in,
-          forRange("g", m_G, store(m_xp, at, add(load(m_xp, at),
-                                                 mul(x(t, b, k), load(m_wt, {intImm(d), k, g}))))));
-      perDir.push_back(wrapLoops({"t", "b"}, {m_seq, m_batch}, block({initLoop, update})));
+      // Per time step: the bias rows, then one axpy per k whose row of Wᵀ serves every
+      // sequence of the batch; the inner loop runs along the gates (vectorized).
+      StmtPtr first = wrapLoops({"b", "g"}, {m_batch, m_G},
+                                store(m_xp, at, init, tag(m_n) + " input projection"));
+      StmtPtr update = wrapLoops(
+          {"k", "b", "g"}, {m_in, m_batch, m_G},
+          store(m_xp, at, add(load(m_xp, at), mul(x(t, b, k), load(m_wt, {intImm(d), k, g})))));
+      perDir.push_back(wrapLoops({"t"}, {m_seq}, block({first, update})));
     }
     return block(std::move(perDir));
   }
@@ -197,21 +199,24 @@ private:
 
   /// G[b, lo + g] = init(g) + Σ_k src[b, k]·Rᵀ[d, k, lo + g] for g in [0, n): the recurrent
   /// product of a range of gate rows, as an axpy per k so the inner loop runs along the gates.
-  StmtPtr recurrentProduct(int64_t d, const BufferPtr& src, const ExprPtr& b, int64_t lo,
-                           int64_t n, const std::function<ExprPtr(const ExprPtr&)>& init) {
+  /// Without sequence_lens every sequence takes part, and k runs outside the batch so each row
+  /// of Rᵀ serves the whole batch; with them, `perSequence` wraps the product of each sequence
+  /// in its own test (an ended sequence must not read XP).
+  StmtPtr recurrentProduct(int64_t d, const BufferPtr& src, int64_t lo, int64_t n,
+                           const std::function<ExprPtr(const ExprPtr&)>& init,
+                           const std::function<StmtPtr(StmtPtr)>& perSequence) {
+    ExprPtr b = var("b"), g = var("g"), k = var("k");
     // src is a state [dir, batch, hidden] or GRU's r ⊙ h [batch, hidden].
-    auto srcAt = [&](const ExprPtr& k) {
-      return src->rank() == 3 ? load(src, {intImm(d), b, k}) : load(src, {b, k});
-    };
-    ExprPtr g = var("g"), k = var("k");
+    ExprPtr srcAt = src->rank() == 3 ? load(src, {intImm(d), b, k}) : load(src, {b, k});
     Indices at{b, add(intImm(lo), g)};
-    StmtPtr initLoop = forRange("g", n, store(m_gr, at, init(g), tag(m_n) + " recurrent product"));
-    StmtPtr update = forRange(
-        "k", m_H,
-        forRange("g", n, store(m_gr, at, add(load(m_gr, at),
-                                             mul(srcAt(k),
-                                                 load(m_rt, {intImm(d), k, add(intImm(lo), g)}))))));
-    return block({initLoop, update});
+    StmtPtr first = forRange("g", n, store(m_gr, at, init(g), tag(m_n) + " recurrent product"));
+    StmtPtr axpy = forRange(
+        "g", n,
+        store(m_gr, at, add(load(m_gr, at), mul(srcAt, load(m_rt, {intImm(d), k, add(intImm(lo), g)})))));
+    if (m_hasLens)
+      return perSequence(block({first, forRange("k", m_H, axpy)}));
+    return block({wrapLoops({"b"}, {m_batch}, first),
+                  forRange("k", m_H, wrapLoops({"b"}, {m_batch}, axpy))});
   }
 
   /// The loop over the steps of direction d (step 3).
@@ -241,12 +246,12 @@ private:
         body = ifThen(binary(BinaryOp::Lt, s, len), body);
       if (tb)
         body = block({store(tb, {intImm(0)}, tExpr), body});
-      return forRange("b", m_batch, body);
+      return wrapLoops({"b"}, {m_batch}, body);
     };
     StmtPtr storeY = store(m_y, yAt(t, d, b, j), load(m_hs, hAt), "Y");
     switch (m_s.op) {
     case OpKind::RNN: {
-      phases.push_back(perSequence(recurrentProduct(d, m_hs, b, 0, m_G, xp)));
+      phases.push_back(recurrentProduct(d, m_hs, 0, m_G, xp, perSequence));
       StmtPtr cell = store(m_hs, hAt, activate(f, clip(gr(0, j))), "h = f(...)");
       phases.push_back(perSequence(forRange("j", m_H, block({cell, storeY}))));
       break;
@@ -256,24 +261,24 @@ private:
       ExprPtr z = activate(f, clip(gr(0, j))), r = activate(f, clip(gr(m_H, j)));
       if (m_s.linearBeforeReset) {
         // G = XP(z, r) | Rbh, plus h·Rᵀ over all gates.
-        phases.push_back(perSequence(recurrentProduct(d, m_hs, b, 0, m_G, [&](const ExprPtr& g) {
+        phases.push_back(recurrentProduct(d, m_hs, 0, m_G, [&](const ExprPtr& g) {
           return select(binary(BinaryOp::Lt, g, intImm(2 * m_H)), xp(g),
                         bias(d, add(g, intImm(m_G))));
-        })));
+        }, perSequence));
         ExprPtr cand = activate(gAct, clip(add(xp(add(intImm(2 * m_H), j)), mul(r, gr(2 * m_H, j)))));
         StmtPtr cell = store(m_hs, hAt, add(mul(sub(f32(1), z), cand), mul(z, load(m_hs, hAt))),
                              "h = (1 - z) h~ + z h");
         phases.push_back(perSequence(forRange("j", m_H, block({cell, storeY}))));
       } else {
         // z and r first; then the candidate's product with r ⊙ h.
-        phases.push_back(perSequence(recurrentProduct(d, m_hs, b, 0, 2 * m_H, xp)));
+        phases.push_back(recurrentProduct(d, m_hs, 0, 2 * m_H, xp, perSequence));
         Indices rhAt{b, j};
         StmtPtr gates = block({store(m_rh, rhAt, mul(r, load(m_hs, hAt)), "r * h"),
                                store(m_gr, {b, j}, z, "z")});
         phases.push_back(perSequence(forRange("j", m_H, gates)));
-        phases.push_back(perSequence(recurrentProduct(d, m_rh, b, 2 * m_H, m_H, [&](const ExprPtr& g) {
+        phases.push_back(recurrentProduct(d, m_rh, 2 * m_H, m_H, [&](const ExprPtr& g) {
           return xp(add(intImm(2 * m_H), g));
-        })));
+        }, perSequence));
         ExprPtr zv = gr(0, j);
         ExprPtr cand = activate(gAct, clip(gr(2 * m_H, j)));
         StmtPtr cell = store(m_hs, hAt, add(mul(sub(f32(1), zv), cand), mul(zv, load(m_hs, hAt))),
@@ -284,7 +289,7 @@ private:
     }
     case OpKind::LSTM: {
       const RecurrentActivation &gAct = m_s.activation(d, 1), &hAct = m_s.activation(d, 2);
-      phases.push_back(perSequence(recurrentProduct(d, m_hs, b, 0, m_G, xp)));
+      phases.push_back(recurrentProduct(d, m_hs, 0, m_G, xp, perSequence));
       ExprPtr c = load(m_cs, hAt);
       auto peep = [&](int64_t which, ExprPtr v) {
         return has(kP) ? add(v, mul(m_b.read(m_n.input(kP), {intImm(d), add(intImm(which * m_H), j)}), c))
@@ -306,7 +311,7 @@ private:
     if (m_hasLens) {
       // Y is zero at the steps a sequence does not reach (t = s >= len[b]).
       StmtPtr zero = forRange("j", m_H, store(m_y, yAt(s, d, b, j), f32(0), "Y padding"));
-      phases.push_back(forRange("b", m_batch, ifThen(binary(BinaryOp::Ge, s, len), zero)));
+      phases.push_back(wrapLoops({"b"}, {m_batch}, ifThen(binary(BinaryOp::Ge, s, len), zero)));
     }
     StmtPtr loop = forRange("s", m_seq, block(std::move(phases)), ForKind::Serial);
     loop = withComment(loop, tag(m_n) + (reversed ? " steps, backwards" : " steps"));
