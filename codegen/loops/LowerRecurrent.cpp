@@ -72,6 +72,16 @@ public:
     m_G = m_s.numGates * m_H;
     m_lstm = m_s.op == OpKind::LSTM;
     m_hasLens = has(kSeqLens);
+    if (m_hasLens) {
+      // Lengths outside [0, seq] are the interpreter's error. Known ones are refused here; the
+      // kernel clamps the others, so a bad length never reads or writes outside a buffer (it
+      // has no error channel, and the executor's index checks know only index bounds).
+      if (const Tensor* known = m_b.constantOf(m_n.input(kSeqLens)))
+        for (int64_t i = 0; i < known->numElements(); ++i)
+          if (known->getAsInt64(i) < 0 || known->getAsInt64(i) > m_seq)
+            return makeError(m_n.describe(), ": sequence_lens[", i, "] is ", known->getAsInt64(i),
+                             ", outside [0, seq_length = ", m_seq, "]");
+    }
 
     std::vector<StmtPtr> stmts;
     FB_ASSIGN_OR_RETURN(m_wt, transposedWeights(kW, "WT", m_in, stmts));
@@ -224,7 +234,10 @@ private:
     ExprPtr s = var("s"), b = var("b"), j = var("j");
     const bool reversed = m_s.reversed(d);
     // The time step sequence b reads at step s.
-    ExprPtr len = m_hasLens ? cast(Type::i64(), m_b.read(m_n.input(kSeqLens), {b})) : intImm(m_seq);
+    ExprPtr len = m_hasLens ? min(max(cast(Type::i64(), m_b.read(m_n.input(kSeqLens), {b})),
+                                      intImm(0)),
+                                  intImm(m_seq))
+                            : intImm(m_seq);
     ExprPtr tExpr = reversed ? sub(sub(len, intImm(1)), s) : s;
     BufferPtr tb;
     ExprPtr t = tExpr;

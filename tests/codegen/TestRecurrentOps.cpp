@@ -236,6 +236,33 @@ private Q_SLOTS:
     CHECK_CONFIG(r);
   }
 
+  /// Lengths outside [0, seq] are the interpreter's error; the compiled kernel clamps them (it
+  /// has no error channel), so it never touches memory outside its buffers.
+  void sequenceLengthsOutOfRange() {
+    Config c;
+    c.direction = "bidirectional";
+    c.lens = {7, -2, 3};
+    std::vector<Tensor> feeds;
+    auto g = build(c, feeds);
+    QVERIFY(inferShapes(*g).ok());
+    auto ref = interpret(*g, feeds);
+    QVERIFY(!ref.ok());
+    QVERIFY(ref.error().message().find("sequence_lens[0] is 7, outside [0, seq_length = 5]") !=
+            std::string::npos);
+    CompileOptions co;
+    co.useCache = false;
+    auto model = CompiledModel::compile(*g, co);
+    QVERIFY2(model.ok(), model.ok() ? "" : model.error().message().c_str());
+    auto got = (*model)->run(feeds);
+    QVERIFY(got.ok());
+    // Clamped: the same as lengths {5, 0, 3}.
+    feeds[1] = Tensor::fromVector<int32_t>({3}, {5, 0, 3}); // feeds: X, L (weights are constants)
+    auto clamped = interpret(*g, feeds);
+    QVERIFY2(clamped.ok(), clamped.ok() ? "" : clamped.error().message().c_str());
+    for (size_t o = 0; o < got->size(); ++o)
+      QVERIFY(compareTensors(clamped->outputs[o], (*got)[o], defaultTolerance(DType::F32)).ok);
+  }
+
   /// Large enough that the input projection runs in parallel.
   void larger() {
     Config c;

@@ -20,6 +20,7 @@
 
 #include "core/GraphDiff.h"
 #include "core/ModelIO.h"
+#include "core/ShapeInference.h"
 #include "core/text/IrPrinter.h"
 
 #include <QAbstractItemModelTester>
@@ -382,6 +383,7 @@ private Q_SLOTS:
     Node* n = g.addNode(OpKind::LSTM, {x, w, r}, 2, {"Y", "Y_h"}, "lstm");
     n->attrs().set("direction", std::string("bidirectional"));
     g.addOutput(n->output(0));
+    QVERIFY(inferShapes(g).ok());
     QTemporaryDir dir;
     const std::string path = dir.filePath("lstm.onnx").toStdString();
     QVERIFY(saveModel(g, path).ok());
