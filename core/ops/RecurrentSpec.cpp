@@ -270,6 +270,8 @@ std::string explainRecurrentNode(const Node& node) {
     break;
   default: assert(false && "not a recurrent op");
   }
+  if (s.op != OpKind::RNN)
+    os << "\nEach bias b is the sum of the gate's two bias vectors in B (Wb + Rb).";
   os << "\nHidden size " << H << "; direction " << s.direction;
   if (s.numDirections == 2)
     os << " (a forward pass over t = 0, 1, ... and a backward pass over t = T-1, ..., 0, each "
@@ -280,6 +282,9 @@ std::string explainRecurrentNode(const Node& node) {
   if (s.numDirections == 2)
     os << " (forward); " << acts(1) << " (backward)";
   os << ".";
+  if (node.numInputs() > 4 && node.input(4))
+    os << "\nsequence_lens gives each sequence of the batch its own length: its steps stop "
+          "there (Y is 0 after), and Y_h holds the state at its last step.";
   if (s.hasClip)
     os << "\nGate inputs are clipped to [-" << fmt(s.clip) << ", " << fmt(s.clip) << "].";
   os << "\nOutputs: Y (every step's hidden state), Y_h (the last hidden state)"
