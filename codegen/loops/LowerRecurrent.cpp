@@ -21,25 +21,36 @@ namespace {
 
 constexpr size_t kX = 0, kW = 1, kR = 2, kB = 3, kSeqLens = 4, kInitH = 5, kInitC = 6, kP = 7;
 
-ExprPtr f32(double v) { return fimm(DType::F32, v); }
+ExprPtr f32(double v) {
+  return fimm(DType::F32, v);
+}
 
 /// The loop-IR form of one activation, as RecurrentActivation::apply computes it.
 ExprPtr activate(const RecurrentActivation& a, const ExprPtr& x) {
   using K = RecurrentActivationKind;
   const double al = a.alpha, be = a.beta;
   switch (a.kind) {
-  case K::Sigmoid: return unary(UnaryOp::Sigmoid, x);
-  case K::Tanh: return unary(UnaryOp::Tanh, x);
-  case K::Relu: return max(x, f32(0));
-  case K::HardSigmoid: return min(max(add(mul(f32(al), x), f32(be)), f32(0)), f32(1));
-  case K::Affine: return add(mul(f32(al), x), f32(be));
-  case K::LeakyRelu: return select(binary(BinaryOp::Ge, x, f32(0)), x, mul(f32(al), x));
-  case K::ThresholdedRelu: return select(binary(BinaryOp::Ge, x, f32(al)), x, f32(0));
-  case K::ScaledTanh: return mul(f32(al), unary(UnaryOp::Tanh, mul(f32(be), x)));
+  case K::Sigmoid:
+    return unary(UnaryOp::Sigmoid, x);
+  case K::Tanh:
+    return unary(UnaryOp::Tanh, x);
+  case K::Relu:
+    return max(x, f32(0));
+  case K::HardSigmoid:
+    return min(max(add(mul(f32(al), x), f32(be)), f32(0)), f32(1));
+  case K::Affine:
+    return add(mul(f32(al), x), f32(be));
+  case K::LeakyRelu:
+    return select(binary(BinaryOp::Ge, x, f32(0)), x, mul(f32(al), x));
+  case K::ThresholdedRelu:
+    return select(binary(BinaryOp::Ge, x, f32(al)), x, f32(0));
+  case K::ScaledTanh:
+    return mul(f32(al), unary(UnaryOp::Tanh, mul(f32(be), x)));
   case K::Elu:
     return select(binary(BinaryOp::Ge, x, f32(0)), x,
                   mul(f32(al), sub(unary(UnaryOp::Exp, x), f32(1))));
-  case K::Softsign: return div(x, add(f32(1), unary(UnaryOp::Abs, x)));
+  case K::Softsign:
+    return div(x, add(f32(1), unary(UnaryOp::Abs, x)));
   case K::Softplus: {
     ExprPtr e = unary(UnaryOp::Exp, unary(UnaryOp::Neg, unary(UnaryOp::Abs, x)));
     return add(max(x, f32(0)), unary(UnaryOp::Log1p, e));
@@ -120,9 +131,9 @@ private:
     }
     BufferPtr buf = m_b.scratchBuffer(name, DType::F32, {m_nd, k, m_G});
     Indices at = varsOf({"d", "k", "g"});
-    stmts.push_back(wrapLoops({"d", "k", "g"}, {m_nd, k, m_G},
-                              store(buf, at, m_b.read(w, {at[0], at[2], at[1]}),
-                                    tag(m_n) + " transpose")));
+    stmts.push_back(
+        wrapLoops({"d", "k", "g"}, {m_nd, k, m_G},
+                  store(buf, at, m_b.read(w, {at[0], at[2], at[1]}), tag(m_n) + " transpose")));
     return buf;
   }
 
@@ -222,7 +233,8 @@ private:
     StmtPtr first = forRange("g", n, store(m_gr, at, init(g), tag(m_n) + " recurrent product"));
     StmtPtr axpy = forRange(
         "g", n,
-        store(m_gr, at, add(load(m_gr, at), mul(srcAt, load(m_rt, {intImm(d), k, add(intImm(lo), g)})))));
+        store(m_gr, at,
+              add(load(m_gr, at), mul(srcAt, load(m_rt, {intImm(d), k, add(intImm(lo), g)})))));
     if (m_hasLens)
       return perSequence(block({first, forRange("k", m_H, axpy)}));
     return block({wrapLoops({"b"}, {m_batch}, first),
@@ -234,10 +246,10 @@ private:
     ExprPtr s = var("s"), b = var("b"), j = var("j");
     const bool reversed = m_s.reversed(d);
     // The time step sequence b reads at step s.
-    ExprPtr len = m_hasLens ? min(max(cast(Type::i64(), m_b.read(m_n.input(kSeqLens), {b})),
-                                      intImm(0)),
-                                  intImm(m_seq))
-                            : intImm(m_seq);
+    ExprPtr len = m_hasLens
+                      ? min(max(cast(Type::i64(), m_b.read(m_n.input(kSeqLens), {b})), intImm(0)),
+                            intImm(m_seq))
+                      : intImm(m_seq);
     ExprPtr tExpr = reversed ? sub(sub(len, intImm(1)), s) : s;
     BufferPtr tb;
     ExprPtr t = tExpr;
@@ -274,11 +286,15 @@ private:
       ExprPtr z = activate(f, clip(gr(0, j))), r = activate(f, clip(gr(m_H, j)));
       if (m_s.linearBeforeReset) {
         // G = XP(z, r) | Rbh, plus h·Rᵀ over all gates.
-        phases.push_back(recurrentProduct(d, m_hs, 0, m_G, [&](const ExprPtr& g) {
-          return select(binary(BinaryOp::Lt, g, intImm(2 * m_H)), xp(g),
-                        bias(d, add(g, intImm(m_G))));
-        }, perSequence));
-        ExprPtr cand = activate(gAct, clip(add(xp(add(intImm(2 * m_H), j)), mul(r, gr(2 * m_H, j)))));
+        phases.push_back(recurrentProduct(
+            d, m_hs, 0, m_G,
+            [&](const ExprPtr& g) {
+              return select(binary(BinaryOp::Lt, g, intImm(2 * m_H)), xp(g),
+                            bias(d, add(g, intImm(m_G))));
+            },
+            perSequence));
+        ExprPtr cand =
+            activate(gAct, clip(add(xp(add(intImm(2 * m_H), j)), mul(r, gr(2 * m_H, j)))));
         StmtPtr cell = store(m_hs, hAt, add(mul(sub(f32(1), z), cand), mul(z, load(m_hs, hAt))),
                              "h = (1 - z) h~ + z h");
         phases.push_back(perSequence(forRange("j", m_H, block({cell, storeY}))));
@@ -286,12 +302,12 @@ private:
         // z and r first; then the candidate's product with r ⊙ h.
         phases.push_back(recurrentProduct(d, m_hs, 0, 2 * m_H, xp, perSequence));
         Indices rhAt{b, j};
-        StmtPtr gates = block({store(m_rh, rhAt, mul(r, load(m_hs, hAt)), "r * h"),
-                               store(m_gr, {b, j}, z, "z")});
+        StmtPtr gates = block(
+            {store(m_rh, rhAt, mul(r, load(m_hs, hAt)), "r * h"), store(m_gr, {b, j}, z, "z")});
         phases.push_back(perSequence(forRange("j", m_H, gates)));
-        phases.push_back(recurrentProduct(d, m_rh, 2 * m_H, m_H, [&](const ExprPtr& g) {
-          return xp(add(intImm(2 * m_H), g));
-        }, perSequence));
+        phases.push_back(recurrentProduct(
+            d, m_rh, 2 * m_H, m_H, [&](const ExprPtr& g) { return xp(add(intImm(2 * m_H), g)); },
+            perSequence));
         ExprPtr zv = gr(0, j);
         ExprPtr cand = activate(gAct, clip(gr(2 * m_H, j)));
         StmtPtr cell = store(m_hs, hAt, add(mul(sub(f32(1), zv), cand), mul(zv, load(m_hs, hAt))),
@@ -305,8 +321,10 @@ private:
       phases.push_back(recurrentProduct(d, m_hs, 0, m_G, xp, perSequence));
       ExprPtr c = load(m_cs, hAt);
       auto peep = [&](int64_t which, ExprPtr v) {
-        return has(kP) ? add(v, mul(m_b.read(m_n.input(kP), {intImm(d), add(intImm(which * m_H), j)}), c))
-                       : v;
+        return has(kP)
+                   ? add(v,
+                         mul(m_b.read(m_n.input(kP), {intImm(d), add(intImm(which * m_H), j)}), c))
+                   : v;
       };
       // Gate order in W, R and B: i, o, f, c; peepholes: i, o, f.
       ExprPtr i = activate(f, clip(peep(0, gr(0, j))));
@@ -319,7 +337,8 @@ private:
       phases.push_back(perSequence(forRange("j", m_H, block({cStore, hStore, storeY}))));
       break;
     }
-    default: assert(false && "not a recurrent op");
+    default:
+      assert(false && "not a recurrent op");
     }
     if (m_hasLens) {
       // Y is zero at the steps a sequence does not reach (t = s >= len[b]).
@@ -335,11 +354,11 @@ private:
   const Node& m_n;
   const RecurrentSpec& m_s;
   BufferPtr m_y, m_yh, m_yc;
-  BufferPtr m_wt, m_rt;          // transposed weights [dir, k, gates]
-  BufferPtr m_xp;                // input projection [dir, seq, batch, gates]
-  BufferPtr m_hs, m_cs;          // states [dir, batch, hidden]
-  BufferPtr m_gr;                // one step's gate pre-activations [batch, gates]
-  BufferPtr m_rh;                // GRU: r ⊙ h [batch, hidden]
+  BufferPtr m_wt, m_rt; // transposed weights [dir, k, gates]
+  BufferPtr m_xp;       // input projection [dir, seq, batch, gates]
+  BufferPtr m_hs, m_cs; // states [dir, batch, hidden]
+  BufferPtr m_gr;       // one step's gate pre-activations [batch, gates]
+  BufferPtr m_rh;       // GRU: r ⊙ h [batch, hidden]
   bool m_batchFirst = false, m_lstm = false, m_hasLens = false;
   int64_t m_seq = 0, m_batch = 0, m_in = 0, m_H = 0, m_nd = 1, m_G = 0;
 };

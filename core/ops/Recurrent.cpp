@@ -37,8 +37,7 @@ Status checkDims(const InferContext& ctx, size_t i, const std::vector<Dim>& want
     std::string w;
     for (const Dim& d : want)
       w += (w.empty() ? "" : ", ") + d.str();
-    return ctx.error("input ", i, " (", inputName(i), ") must have shape [", w, "], got ",
-                     t.str());
+    return ctx.error("input ", i, " (", inputName(i), ") must have shape [", w, "], got ", t.str());
   }
   return Status::success();
 }
@@ -53,9 +52,8 @@ Status inferRecurrent(InferContext& ctx) {
     }
   const TensorType& x = ctx.inputType(kX);
   if (x.rank() != 3)
-    return ctx.error("input 0 (X) must have rank 3 (", s.layout ? "[batch, seq, input]"
-                                                                : "[seq, batch, input]",
-                     "), got ", x.str());
+    return ctx.error("input 0 (X) must have rank 3 (",
+                     s.layout ? "[batch, seq, input]" : "[seq, batch, input]", "), got ", x.str());
   const Dim seq = x.dims[s.layout ? 1 : 0], batch = x.dims[s.layout ? 0 : 1], in = x.dims[2];
   const Dim nd = s.numDirections, H = s.hiddenSize, G = s.numGates * s.hiddenSize;
   FB_TRY(checkDims(ctx, kW, {nd, G, in}));
@@ -67,8 +65,8 @@ Status inferRecurrent(InferContext& ctx) {
       return ctx.error("input 4 (sequence_lens) must be i32, got ", ctx.inputType(kSeqLens).str());
     FB_TRY(checkDims(ctx, kSeqLens, {batch}));
   }
-  const std::vector<Dim> state = s.layout ? std::vector<Dim>{batch, nd, H}
-                                          : std::vector<Dim>{nd, batch, H};
+  const std::vector<Dim> state =
+      s.layout ? std::vector<Dim>{batch, nd, H} : std::vector<Dim>{nd, batch, H};
   for (size_t i : {kInitH, kInitC})
     if (has(i))
       FB_TRY(checkDims(ctx, i, state));
@@ -127,9 +125,10 @@ Status evalRecurrent(EvalContext& ctx) {
   };
   FB_TRY(want(kW, {g.nd, g.G, g.in}));
   FB_TRY(want(kR, {g.nd, g.G, g.H}));
-  const std::vector<int64_t> stateSizes =
-      g.batchFirst ? std::vector<int64_t>{g.batch, g.nd, g.H} : std::vector<int64_t>{g.nd, g.batch, g.H};
-  const std::vector<double> x = toDoubles(X), W = toDoubles(ctx.input(kW)), R = toDoubles(ctx.input(kR));
+  const std::vector<int64_t> stateSizes = g.batchFirst ? std::vector<int64_t>{g.batch, g.nd, g.H}
+                                                       : std::vector<int64_t>{g.nd, g.batch, g.H};
+  const std::vector<double> x = toDoubles(X), W = toDoubles(ctx.input(kW)),
+                            R = toDoubles(ctx.input(kR));
   std::vector<double> B(size_t(g.nd * 2 * g.G), 0.0), h0(size_t(g.nd * g.batch * g.H), 0.0),
       c0 = h0, P(size_t(g.nd * 3 * g.H), 0.0);
   std::vector<int64_t> lens(size_t(g.batch), g.seq);
@@ -164,7 +163,9 @@ Status evalRecurrent(EvalContext& ctx) {
   for (int64_t i = 0; i < Y.numElements(); ++i)
     Y.setFromDouble(i, 0.0);
   const int64_t H = g.H;
-  auto clip = [&](double v) { return s.hasClip ? std::min(double(s.clip), std::max(-double(s.clip), v)) : v; };
+  auto clip = [&](double v) {
+    return s.hasClip ? std::min(double(s.clip), std::max(-double(s.clip), v)) : v;
+  };
   const size_t nH = size_t(H), nG = size_t(g.G);
   std::vector<double> h(nH), c(nH), gates(nG), hr(nG);
   for (int64_t d = 0; d < g.nd; ++d) {
@@ -223,7 +224,9 @@ Status evalRecurrent(EvalContext& ctx) {
         } else {
           const RecurrentActivation &gAct = s.activation(d, 1), &hAct = s.activation(d, 2);
           for (int64_t j = 0; j < H; ++j) {
-            auto pre = [&](int64_t gate) { return gates[size_t(gate * H + j)] + hr[size_t(gate * H + j)]; };
+            auto pre = [&](int64_t gate) {
+              return gates[size_t(gate * H + j)] + hr[size_t(gate * H + j)];
+            };
             const double cPrev = c[size_t(j)];
             const double i = f.apply(clip(pre(0) + Pd[j] * cPrev));
             const double fg = s.inputForget ? 1 - i : f.apply(clip(pre(2) + Pd[2 * H + j] * cPrev));

@@ -46,7 +46,8 @@ bool equalsIgnoreCase(const std::string& a, const char* b) {
   if (a.size() != n)
     return false;
   for (size_t i = 0; i < n; ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
       return false;
   return true;
 }
@@ -54,10 +55,15 @@ bool equalsIgnoreCase(const std::string& a, const char* b) {
 /// The default activations of one direction: f, g, h.
 std::vector<std::string> defaultActivations(OpKind op) {
   switch (op) {
-  case OpKind::RNN: return {"Tanh"};
-  case OpKind::GRU: return {"Sigmoid", "Tanh"};
-  case OpKind::LSTM: return {"Sigmoid", "Tanh", "Tanh"};
-  default: assert(false && "not a recurrent op"); return {};
+  case OpKind::RNN:
+    return {"Tanh"};
+  case OpKind::GRU:
+    return {"Sigmoid", "Tanh"};
+  case OpKind::LSTM:
+    return {"Sigmoid", "Tanh", "Tanh"};
+  default:
+    assert(false && "not a recurrent op");
+    return {};
   }
 }
 
@@ -69,22 +75,35 @@ std::string fmt(float v) {
 
 } // namespace
 
-const char* RecurrentActivation::name() const { return entryOf(kind).name; }
+const char* RecurrentActivation::name() const {
+  return entryOf(kind).name;
+}
 
 double RecurrentActivation::apply(double x) const {
   const double a = alpha, b = beta;
   switch (kind) {
-  case Kind::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
-  case Kind::Tanh: return std::tanh(x);
-  case Kind::Relu: return x > 0 ? x : 0.0;
-  case Kind::HardSigmoid: return std::min(1.0, std::max(0.0, a * x + b));
-  case Kind::Affine: return a * x + b;
-  case Kind::LeakyRelu: return x >= 0 ? x : a * x;
-  case Kind::ThresholdedRelu: return x >= a ? x : 0.0;
-  case Kind::ScaledTanh: return a * std::tanh(b * x);
-  case Kind::Elu: return x >= 0 ? x : a * (std::exp(x) - 1.0);
-  case Kind::Softsign: return x / (1.0 + std::abs(x));
-  case Kind::Softplus: return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x)));
+  case Kind::Sigmoid:
+    return 1.0 / (1.0 + std::exp(-x));
+  case Kind::Tanh:
+    return std::tanh(x);
+  case Kind::Relu:
+    return x > 0 ? x : 0.0;
+  case Kind::HardSigmoid:
+    return std::min(1.0, std::max(0.0, a * x + b));
+  case Kind::Affine:
+    return a * x + b;
+  case Kind::LeakyRelu:
+    return x >= 0 ? x : a * x;
+  case Kind::ThresholdedRelu:
+    return x >= a ? x : 0.0;
+  case Kind::ScaledTanh:
+    return a * std::tanh(b * x);
+  case Kind::Elu:
+    return x >= 0 ? x : a * (std::exp(x) - 1.0);
+  case Kind::Softsign:
+    return x / (1.0 + std::abs(x));
+  case Kind::Softplus:
+    return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x)));
   }
   assert(false && "unknown activation");
   return x;
@@ -129,7 +148,8 @@ Expected<RecurrentSpec> readRecurrentSpec(const Node& node) {
   auto layout = attrs.getInt("layout", 0);
   FB_TRY(check(layout));
   if (*layout != 0 && *layout != 1)
-    return fail("attribute 'layout' is ", *layout, "; it must be 0 ([seq, batch, ...]) or 1 "
+    return fail("attribute 'layout' is ", *layout,
+                "; it must be 0 ([seq, batch, ...]) or 1 "
                 "([batch, seq, ...])");
   s.layout = *layout;
 
@@ -160,7 +180,9 @@ Expected<RecurrentSpec> readRecurrentSpec(const Node& node) {
     const Value* r = node.numInputs() > 2 ? node.input(2) : nullptr;
     if (!r || r->type().rank() != 3 || !r->type().dims[2].isStatic())
       return fail("without a 'hidden_size' attribute the hidden size comes from input 2 (R), "
-                  "which must be [num_directions, ", s.numGates, "*hidden_size, hidden_size] "
+                  "which must be [num_directions, ",
+                  s.numGates,
+                  "*hidden_size, hidden_size] "
                   "with a static last dim");
     s.hiddenSize = r->type().dims[2].size();
   }
@@ -208,8 +230,7 @@ Expected<RecurrentSpec> readRecurrentSpec(const Node& node) {
   }
   if (nextAlpha < alphas->size() || nextBeta < betas->size())
     return fail("attributes 'activation_alpha'/'activation_beta' give ", alphas->size(), "/",
-                betas->size(), " values, but the activations take only ", nextAlpha, "/",
-                nextBeta);
+                betas->size(), " values, but the activations take only ", nextAlpha, "/", nextBeta);
   return s;
 }
 
@@ -234,13 +255,16 @@ std::string explainRecurrentNode(const Node& node) {
   switch (s.op) {
   case OpKind::LSTM:
     os << "LSTM: a long short-term memory layer. At each time step t it reads the input x_t and "
-          "the previous hidden state h_{t-1} (" << H << " numbers per sequence) and updates a "
+          "the previous hidden state h_{t-1} ("
+       << H
+       << " numbers per sequence) and updates a "
           "cell state c_t, the layer's long-term memory, through four gates:\n"
-          "  i_t = f(x_t·Wiᵀ + h_{t-1}·Riᵀ" << peep("i", "c_{t-1}")
-       << " + bi)   input gate: how much new information to write\n"
-       << (s.inputForget ? "  f_t = 1 - i_t   forget gate, coupled to the input gate (input_forget)\n"
-                         : "  f_t = f(x_t·Wfᵀ + h_{t-1}·Rfᵀ" + peep("f", "c_{t-1}") +
-                               " + bf)   forget gate: how much of c_{t-1} to keep\n")
+          "  i_t = f(x_t·Wiᵀ + h_{t-1}·Riᵀ"
+       << peep("i", "c_{t-1}") << " + bi)   input gate: how much new information to write\n"
+       << (s.inputForget
+               ? "  f_t = 1 - i_t   forget gate, coupled to the input gate (input_forget)\n"
+               : "  f_t = f(x_t·Wfᵀ + h_{t-1}·Rfᵀ" + peep("f", "c_{t-1}") +
+                     " + bf)   forget gate: how much of c_{t-1} to keep\n")
        << "  c̃_t = g(x_t·Wcᵀ + h_{t-1}·Rcᵀ + bc)   candidate values\n"
           "  c_t = f_t ⊙ c_{t-1} + i_t ⊙ c̃_t\n"
        << "  o_t = f(x_t·Woᵀ + h_{t-1}·Roᵀ" << peep("o", "c_t")
@@ -251,7 +275,9 @@ std::string explainRecurrentNode(const Node& node) {
     break;
   case OpKind::GRU:
     os << "GRU: a gated recurrent unit. At each time step t it mixes the previous hidden state "
-          "h_{t-1} (" << H << " numbers per sequence) with a candidate computed from the input "
+          "h_{t-1} ("
+       << H
+       << " numbers per sequence) with a candidate computed from the input "
           "x_t, through two gates:\n"
           "  z_t = f(x_t·Wzᵀ + h_{t-1}·Rzᵀ + bz)   update gate: how much of the old state to keep\n"
           "  r_t = f(x_t·Wrᵀ + h_{t-1}·Rrᵀ + br)   reset gate: how much of the old state the "
@@ -264,11 +290,12 @@ std::string explainRecurrentNode(const Node& node) {
        << 3 * s.hiddenSize << " rows, in the order z, r, h), R their recurrent weights.";
     break;
   case OpKind::RNN:
-    os << "RNN: a simple (Elman) recurrent layer. At each time step t the new hidden state ("
-       << H << " numbers per sequence) is computed from the input x_t and the previous state:\n"
+    os << "RNN: a simple (Elman) recurrent layer. At each time step t the new hidden state (" << H
+       << " numbers per sequence) is computed from the input x_t and the previous state:\n"
           "  h_t = f(x_t·Wᵀ + h_{t-1}·Rᵀ + Wb + Rb)";
     break;
-  default: assert(false && "not a recurrent op");
+  default:
+    assert(false && "not a recurrent op");
   }
   if (s.op != OpKind::RNN)
     os << "\nEach bias b is the sum of the gate's two bias vectors in B (Wb + Rb).";

@@ -11,8 +11,17 @@ namespace fb {
 
 /// The activation functions the recurrent ops accept by name (ONNX's list for RNN/GRU/LSTM).
 enum class RecurrentActivationKind : uint8_t {
-  Sigmoid, Tanh, Relu, HardSigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, Elu,
-  Softsign, Softplus,
+  Sigmoid,
+  Tanh,
+  Relu,
+  HardSigmoid,
+  Affine,
+  LeakyRelu,
+  ThresholdedRelu,
+  ScaledTanh,
+  Elu,
+  Softsign,
+  Softplus,
 };
 
 /// One activation with its parameters resolved (defaults filled in).
@@ -31,21 +40,23 @@ struct RecurrentActivation {
 /// Everything an RNN, GRU or LSTM node's attributes and weight shapes say about its cell.
 struct RecurrentSpec {
   OpKind op = OpKind::LSTM;
-  int64_t numGates = 4;        ///< rows of W per hidden unit: RNN 1, GRU 3 (z,r,h), LSTM 4 (i,o,f,c)
-  int64_t numActivations = 3;  ///< activations per direction: RNN 1 (f), GRU 2 (f,g), LSTM 3 (f,g,h)
+  int64_t numGates = 4;       ///< rows of W per hidden unit: RNN 1, GRU 3 (z,r,h), LSTM 4 (i,o,f,c)
+  int64_t numActivations = 3; ///< activations per direction: RNN 1 (f), GRU 2 (f,g), LSTM 3 (f,g,h)
   std::string direction = "forward"; ///< forward, reverse or bidirectional
   int64_t numDirections = 1;
   int64_t hiddenSize = 0;
-  int64_t layout = 0;          ///< 0: X is [seq, batch, input]; 1: [batch, seq, input]
+  int64_t layout = 0; ///< 0: X is [seq, batch, input]; 1: [batch, seq, input]
   bool hasClip = false;
-  float clip = 0;              ///< pre-activations are clamped to [-clip, clip] when hasClip
-  bool inputForget = false;    ///< LSTM: the forget gate is 1 - input gate
+  float clip = 0;                 ///< pre-activations are clamped to [-clip, clip] when hasClip
+  bool inputForget = false;       ///< LSTM: the forget gate is 1 - input gate
   bool linearBeforeReset = false; ///< GRU: r multiplies (H·Rhᵀ + Rbh) instead of H
   /// numDirections × numActivations entries, direction 0 (forward) first.
   std::vector<RecurrentActivation> activations;
 
   /// Direction d (0 or 1) walks time backwards.
-  bool reversed(int64_t d) const { return direction == "reverse" || (d == 1 && numDirections == 2); }
+  bool reversed(int64_t d) const {
+    return direction == "reverse" || (d == 1 && numDirections == 2);
+  }
   /// Activation k (0: f, 1: g, 2: h) of direction d.
   const RecurrentActivation& activation(int64_t d, int64_t k) const {
     return activations[size_t(d * numActivations + k)];

@@ -45,11 +45,16 @@ struct Config {
 std::string describe(const Config& c) {
   std::string s = std::string(opName(c.op)) + " " + c.direction + " layout " +
                   std::to_string(c.layout) + " H " + std::to_string(c.hidden);
-  if (c.bias) s += " B";
-  if (!c.lens.empty()) s += " lens";
-  if (c.initial) s += " initial";
-  if (c.peepholes) s += " P";
-  if (!c.constWeights) s += " weights-as-inputs";
+  if (c.bias)
+    s += " B";
+  if (!c.lens.empty())
+    s += " lens";
+  if (c.initial)
+    s += " initial";
+  if (c.peepholes)
+    s += " P";
+  if (!c.constWeights)
+    s += " weights-as-inputs";
   for (const auto& a : c.attrs)
     s += " " + a.first;
   return s;
@@ -144,7 +149,7 @@ std::string compare(Graph& g, const std::vector<Tensor>& feeds, const std::strin
       std::vector<Tensor> feeds_;                                                                  \
       auto g_ = build(config, feeds_);                                                             \
       std::string r_ = compare(*g_, feeds_, pipeline_);                                            \
-      QVERIFY2(r_.empty(), (describe(config) + " " + pipeline_ + ": " + r_).c_str());               \
+      QVERIFY2(r_.empty(), (describe(config) + " " + pipeline_ + ": " + r_).c_str());              \
     }                                                                                              \
   } while (0)
 
@@ -215,8 +220,8 @@ private Q_SLOTS:
     c.attrs = {{"clip", 0.6f}, {"input_forget", int64_t(1)}};
     c.peepholes = true;
     CHECK_CONFIG(c);
-    c.attrs = {{"activations", std::vector<std::string>{"HardSigmoid", "Elu", "Softsign",
-                                                        "Sigmoid", "ScaledTanh", "Affine"}},
+    c.attrs = {{"activations", std::vector<std::string>{"HardSigmoid", "Elu", "Softsign", "Sigmoid",
+                                                        "ScaledTanh", "Affine"}},
                {"activation_alpha", std::vector<float>{0.3f, 0.9f, 0.7f, 0.5f}},
                {"activation_beta", std::vector<float>{0.45f, 1.3f, 0.1f}}};
     c.direction = "bidirectional";
@@ -224,7 +229,8 @@ private Q_SLOTS:
     Config g;
     g.op = OpKind::GRU;
     g.attrs = {{"activations", std::vector<std::string>{"LeakyRelu", "Softplus"}},
-               {"linear_before_reset", int64_t(1)}, {"clip", 2.0f}};
+               {"linear_before_reset", int64_t(1)},
+               {"clip", 2.0f}};
     CHECK_CONFIG(g);
     Config r;
     r.op = OpKind::RNN;

@@ -218,7 +218,8 @@ private Q_SLOTS:
       QVERIFY2(e.find(want) != std::string::npos, (e + "\nlacks: " + want).c_str());
     auto gru = graphOf(cases()[6], feeds); // linear_before_reset
     QVERIFY(inferShapes(*gru).ok());
-    QVERIFY(explainRecurrentNode(*gru->nodes()[0]).find("linear_before_reset") != std::string::npos);
+    QVERIFY(explainRecurrentNode(*gru->nodes()[0]).find("linear_before_reset") !=
+            std::string::npos);
   }
 };
 
