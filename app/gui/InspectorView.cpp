@@ -130,6 +130,27 @@ void InspectorView::showNode(const workbench::NodeInspection& n, int snapshot) {
               .arg(esc(formatFlops(n.flops)), esc(formatBytes(n.bytes)),
                    QString::number(n.intensity, 'f', 2));
 
+  if (!n.explanation.empty()) {
+    // Indented lines are equations, each optionally followed (after three spaces) by what it
+    // means; the other lines are prose.
+    QString body;
+    for (const QString& line : QString::fromStdString(n.explanation).split('\n')) {
+      if (!line.startsWith(QStringLiteral("  "))) {
+        body += QStringLiteral("<div>%1</div>").arg(line.toHtmlEscaped());
+        continue;
+      }
+      const QString text = line.trimmed();
+      const qsizetype gap = text.indexOf(QStringLiteral("   "));
+      const QString eq = gap < 0 ? text : text.left(gap);
+      const QString note = gap < 0 ? QString() : text.mid(gap).trimmed();
+      body += QStringLiteral("<div style=\"margin-left:12px\"><code>%1</code>%2</div>")
+                  .arg(eq.toHtmlEscaped(),
+                       note.isEmpty() ? QString()
+                                      : QStringLiteral(" <span style=\"color:#555\">&mdash; %1</span>")
+                                            .arg(note.toHtmlEscaped()));
+    }
+    html += QStringLiteral("<h3>How it works</h3>%1").arg(body);
+  }
   if (!n.attributes.empty()) {
     html += QStringLiteral("<h3>Attributes</h3><table>");
     for (const auto& [k, v] : n.attributes)

@@ -3,6 +3,7 @@
 
 #include "app/workbench/Session.h"
 #include "core/Cost.h"
+#include "core/ops/RecurrentSpec.h"
 #include "core/text/TextSyntax.h"
 
 #include <algorithm>
@@ -166,6 +167,8 @@ std::optional<NodeInspection> inspectNode(const Session& session, size_t snapsho
   r.flops = cost.flops;
   r.bytes = cost.bytes;
   r.intensity = cost.bytes > 0 ? cost.flops / cost.bytes : 0;
+  if (isRecurrentOp(node->op()))
+    r.explanation = explainRecurrentNode(*node);
   if (const Graph* body = node->body()) {
     r.bodyNodes = body->numNodes();
     for (const auto& n : body->nodes())

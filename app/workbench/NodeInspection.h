@@ -62,6 +62,9 @@ struct NodeInspection {
   std::vector<std::string> bodyOps; ///< the ops of a fused group's body, in order
   std::vector<ProvenanceLink> provenance;
   std::vector<ConstantStats> constants; ///< statistics of each constant operand
+  /// What the op computes, for a student (the gates and equations of RNN/GRU/LSTM with the
+  /// node's hidden size, direction and activations); empty for ops without one.
+  std::string explanation;
 };
 
 /// Inspects node `id` of snapshot `snapshot`; nullopt when the snapshot has no such node.

@@ -135,6 +135,21 @@ BufferPtr KernelBuilder::scratchFor(const Value* v) {
   return makeBuffer("T", idx, dtype, sizes);
 }
 
+BufferPtr KernelBuilder::scratchBuffer(const std::string& shortName, DType dtype,
+                                      std::vector<int64_t> sizes) {
+  KernelArg a;
+  a.role = KernelArg::Role::Scratch;
+  a.name = m_name + ".scratch" + std::to_string(m_scratchCount++);
+  a.dtype = dtype;
+  a.sizes = sizes;
+  int64_t n = 1;
+  for (int64_t s : sizes)
+    n *= s;
+  a.bytes = int64_t(dtypeSize(dtype)) * n;
+  int idx = addArg(std::move(a));
+  return makeBuffer(shortName, idx, dtype, std::move(sizes));
+}
+
 BufferPtr KernelBuilder::constantBuffer(const std::string& name, Tensor data) {
   KernelArg a;
   a.role = KernelArg::Role::Weight;

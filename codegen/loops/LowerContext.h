@@ -37,6 +37,9 @@ public:
   BufferPtr bindOutput(const Value* inner, const Value* outer);
   /// A fresh Scratch argument for an intermediate value of a fused group.
   BufferPtr scratchFor(const Value* v);
+  /// A fresh Scratch argument of a given type for a nest's own working storage (a recurrent
+  /// op's states and gate products); `shortName` names its buffer in the loop view.
+  BufferPtr scratchBuffer(const std::string& shortName, DType dtype, std::vector<int64_t> sizes);
 
   /// Defines how to read v (replacing any earlier definition).
   void define(const Value* v, ExprFn fn) { m_fns[v] = std::move(fn); }
@@ -157,6 +160,12 @@ std::optional<Expected<StmtPtr>> lowerStatisticsOp(KernelBuilder& b, const Node&
 std::optional<Expected<StmtPtr>> lowerLinearAlgebraOp(KernelBuilder& b, const Node& node,
                                                       const BufferPtr& out,
                                                       const Epilogue& epilogue);
+
+/// Nests of the recurrent ops RNN, GRU and LSTM (codegen/loops/LowerRecurrent.cpp): `out` is Y,
+/// `extras` Y_h and Y_c (null when unused). Returns std::nullopt when `node` is none of them.
+std::optional<Expected<StmtPtr>> lowerRecurrentOp(KernelBuilder& b, const Node& node,
+                                                  const BufferPtr& out,
+                                                  const std::vector<BufferPtr>& extras);
 
 /// Builds the loop nest of a nest op writing `out` (the node's output 0 or a buffer it is fused
 /// into), applying `epilogue` to each element's final value.

@@ -183,6 +183,9 @@ bool isInlineOp(OpKind op) {
   case OpKind::QLinearMatMul:
   case OpKind::MatMulInteger:
   case OpKind::ConvInteger:
+  case OpKind::RNN:
+  case OpKind::GRU:
+  case OpKind::LSTM:
   case OpKind::Fused: return false;
   default: return true;
   }

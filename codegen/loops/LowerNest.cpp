@@ -2,6 +2,7 @@
 // layer and instance normalization, Concat (window ops: LowerWindow.cpp). Each writes its output
 // buffer and applies the fused epilogue to each element's final value.
 #include "codegen/loops/LowerContext.h"
+#include "core/ops/RecurrentSpec.h"
 #include "core/ops/KernelUtil.h"
 
 #include <cmath>
@@ -551,7 +552,8 @@ Expected<StmtPtr> lowerConcat(KernelBuilder& b, const Node& n, const BufferPtr& 
 
 bool nestWritesExtraOutputs(OpKind op) {
   return op == OpKind::LayerNormalization || op == OpKind::MaxPool || op == OpKind::TopK ||
-         op == OpKind::SoftmaxCrossEntropyLoss || op == OpKind::DynamicQuantizeLinear;
+         op == OpKind::SoftmaxCrossEntropyLoss || op == OpKind::DynamicQuantizeLinear ||
+         isRecurrentOp(op);
 }
 
 Expected<StmtPtr> lowerNestOp(KernelBuilder& b, const Node& n, const BufferPtr& out,
@@ -604,6 +606,12 @@ Expected<StmtPtr> lowerNestOp(KernelBuilder& b, const Node& n, const BufferPtr& 
     return std::move(*s);
   if (std::optional<Expected<StmtPtr>> s = lowerLinearAlgebraOp(b, n, out, epilogue))
     return std::move(*s);
+  if (isRecurrentOp(n.op())) {
+    // Opaque ops are never fused, so nothing hands a recurrent op an epilogue.
+    if (epilogue)
+      return makeError(n.describe(), ": internal lowering error: a recurrent op takes no epilogue");
+    return std::move(*lowerRecurrentOp(b, n, out, extras));
+  }
   return makeUnsupported(n.describe(), ": the CPU backend cannot lower ", opName(n.op()), " yet");
 }
 

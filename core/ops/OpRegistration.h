@@ -35,6 +35,7 @@ void registerNonMaxSuppressionOps(OpRegistry& r);  // ops/NonMaxSuppression.cpp
 void registerUniqueOps(OpRegistry& r);             // ops/Unique.cpp
 void registerMaxUnpoolOps(OpRegistry& r);          // ops/MaxUnpool.cpp
 void registerRoiAlignOps(OpRegistry& r);           // ops/RoiAlign.cpp
+void registerRecurrentOps(OpRegistry& r);      // ops/Recurrent.cpp: RNN, GRU, LSTM
 
 /// Calls every registration function above.
 inline void registerAllOps(OpRegistry& r) {
@@ -67,6 +68,7 @@ inline void registerAllOps(OpRegistry& r) {
   registerUniqueOps(r);
   registerMaxUnpoolOps(r);
   registerRoiAlignOps(r);
+  registerRecurrentOps(r);
 }
 
 } // namespace fb

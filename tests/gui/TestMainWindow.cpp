@@ -13,12 +13,14 @@
 #include "app/gui/PipelinePanel.h"
 #include "app/gui/RunController.h"
 #include "app/workbench/Inputs.h"
+#include "app/workbench/Session.h"
 #include "app/gui/TimelineModel.h"
 #include "app/gui/TimelineView.h"
 #include "app/gui/graph/GraphView.h"
 
 #include "core/GraphDiff.h"
 #include "core/ModelIO.h"
+#include "core/ShapeInference.h"
 #include "core/text/IrPrinter.h"
 
 #include <QAbstractItemModelTester>
@@ -370,6 +372,33 @@ private Q_SLOTS:
     // A producer link in the inspector selects that node.
     Q_EMIT w.inspector()->nodeLinkActivated(conv->id());
     QCOMPARE(w.graphView()->selectedNode(), conv->id());
+  }
+
+  /// An LSTM node's inspector explains its gates with the node's hidden size and direction.
+  void inspectorExplainsRecurrentCells() {
+    Graph g("lstm");
+    Value* x = g.addInput("X", TensorType::of(DType::F32, {5, 1, 3}));
+    Value* w = g.addConstant("W", Tensor(DType::F32, {2, 16, 3}));
+    Value* r = g.addConstant("R", Tensor(DType::F32, {2, 16, 4}));
+    Node* n = g.addNode(OpKind::LSTM, {x, w, r}, 2, {"Y", "Y_h"}, "lstm");
+    n->attrs().set("direction", std::string("bidirectional"));
+    g.addOutput(n->output(0));
+    QVERIFY(inferShapes(g).ok());
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("lstm.onnx").toStdString();
+    QVERIFY(saveModel(g, path).ok());
+    workbench::Session s;
+    Status st = s.load(path);
+    QVERIFY2(st.ok(), st.ok() ? "" : st.error().message().c_str());
+    const Node* lstm = s.graph(0)->nodes()[0].get();
+    auto ins = workbench::inspectNode(s, 0, lstm->id());
+    QVERIFY(ins.has_value());
+    InspectorView view;
+    view.showNode(*ins, 0);
+    const QString text = view.plainText();
+    for (const char* want : {"How it works", "i_t = f(", "o_t = f(", "Hidden size 4",
+                             "bidirectional", "f = Sigmoid, g = Tanh, h = Tanh"})
+      QVERIFY2(text.contains(QString::fromUtf8(want)), qPrintable(text));
   }
 
   void provenanceLinkShowsTheOriginalSnapshot() {

@@ -116,6 +116,21 @@ QString keyAttributes(const Node& n) {
     if (n.op() == OpKind::LayerNormalization)
       parts << QStringLiteral("axis %1").arg(integer("axis", -1));
     break;
+  case OpKind::RNN:
+  case OpKind::GRU:
+  case OpKind::LSTM: {
+    // "H 24 · bidirectional": the hidden size (from R when the attribute is absent).
+    int64_t h = integer("hidden_size", -1);
+    if (h < 0 && n.numInputs() > 2 && n.input(2) && n.input(2)->type().rank() == 3 &&
+        n.input(2)->type().dims[2].isStatic())
+      h = n.input(2)->type().dims[2].size();
+    if (h >= 0)
+      parts << QStringLiteral("H %1").arg(h);
+    if (const auto* v = a.find("direction"))
+      if (const auto* d = std::get_if<std::string>(v); d && *d != "forward")
+        parts << QString::fromStdString(*d);
+    break;
+  }
   case OpKind::Transpose:
     if (!ints("perm").empty())
       parts << QStringLiteral("perm ") + intsText(ints("perm"), QStringLiteral(","));
