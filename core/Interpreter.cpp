@@ -48,6 +48,20 @@ static Status checkOutput(const Node& n, size_t i, const Tensor& t) {
   return Status::success();
 }
 
+Expected<std::vector<Tensor>> evaluateNode(const Node& node, std::vector<Tensor> inputs) {
+  const OpInfo& info = node.info();
+  if (!info.eval)
+    return makeError(node.describe(), ": the interpreter has no kernel for ", info.name);
+  if (inputs.size() != node.numInputs())
+    return makeError(node.describe(), ": ", inputs.size(), " operands given for ",
+                     node.numInputs());
+  EvalContext ctx(node, std::move(inputs));
+  FB_TRY(info.eval(ctx));
+  for (size_t i = 0; i < node.numOutputs(); ++i)
+    FB_TRY(checkOutput(node, i, ctx.outputs()[i]));
+  return std::move(ctx.outputs());
+}
+
 Expected<InterpretResult> interpret(const Graph& graph, const std::vector<Tensor>& inputs,
                                     const InterpretOptions& options) {
   if (inputs.size() != graph.inputs().size())

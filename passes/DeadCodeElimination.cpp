@@ -9,7 +9,11 @@ namespace {
 ///   1. walk nodes in reverse execution order;
 ///   2. erase a node when none of its outputs is used or is a graph output (erasing it may make
 ///      its producers dead, which the reverse walk then sees);
-///   3. erase constants that nothing reads.
+///   3. erase constants that nothing reads;
+///   4. do the same inside the bodies of If, Loop and Scan (a body's results count as used; a
+///      body input stays even when unused, since the node's operands must match it). Uses of
+///      outer values inside a body are explicit operands of the node (closure conversion), so
+///      the outer walk already sees them.
 class DcePass : public Pass {
 public:
   std::string name() const override { return "dce"; }
@@ -22,6 +26,16 @@ public:
   }
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
     size_t nodes = 0, constants = 0;
+    sweep(graph, ctx, nodes, constants);
+    ctx.addStatistic("nodes removed", double(nodes));
+    ctx.addStatistic("constants removed", double(constants));
+    ctx.setSummary("removed " + std::to_string(nodes) + " dead nodes and " +
+                   std::to_string(constants) + " unused constants");
+    return nodes + constants > 0;
+  }
+
+private:
+  static void sweep(Graph& graph, PassContext& ctx, size_t& nodes, size_t& constants) {
     std::vector<Node*> order;
     for (const auto& n : graph.nodes())
       order.push_back(n.get());
@@ -45,11 +59,10 @@ public:
       graph.eraseValue(c);
       ++constants;
     }
-    ctx.addStatistic("nodes removed", double(nodes));
-    ctx.addStatistic("constants removed", double(constants));
-    ctx.setSummary("removed " + std::to_string(nodes) + " dead nodes and " +
-                   std::to_string(constants) + " unused constants");
-    return nodes + constants > 0;
+    for (const auto& n : graph.nodes())
+      if (n->op() != OpKind::Fused)
+        for (const NodeBody& b : n->bodies())
+          sweep(*b.graph, ctx, nodes, constants);
   }
 };
 

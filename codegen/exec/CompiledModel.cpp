@@ -6,6 +6,7 @@
 #include "codegen/llvm/ObjectEmitter.h"
 #include "codegen/llvm/Optimizer.h"
 #include "core/Cost.h"
+#include "core/Interpreter.h"
 #include "core/RandomInputs.h"
 #include "core/ShapeInference.h"
 #include "core/Verifier.h"
@@ -131,9 +132,12 @@ Expected<std::unique_ptr<Graph>> bindOnce(const Graph& graph,
   for (size_t i = 0; i < specialize.size(); ++i) {
     const Tensor& t = specialize[i];
     Value* in = g->inputs()[i];
+    // On the retry (`floats`), a single bool too: a Loop's or If's condition decides how many
+    // iterations a scan output has or which branch's shape a result takes.
     bool small = t.valid() && in->type().dtype == t.dtype() && in->hasUses() &&
                  (((t.dtype() == DType::I64 || t.dtype() == DType::I32) && t.numElements() <= 64) ||
-                  (floats && t.dtype() == DType::F32 && t.numElements() <= 8));
+                  (floats && t.dtype() == DType::F32 && t.numElements() <= 8) ||
+                  (floats && t.dtype() == DType::Bool && t.numElements() == 1));
     if (!small)
       continue;
     Value* c = g->addConstant(g->uniqueValueName(in->name() + ".specialized"), t);
@@ -414,6 +418,10 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
         b.error = makeError("compilation cancelled");
         continue;
       }
+      if (kernels[k].interpreted) {
+        b.generator = KernelGenerator::Interpreted;
+        continue;
+      }
       KernelEmitOptions eo = options.emit;
       eo.noAliasArgs = noAlias[k];
       b.module.context = std::make_unique<llvm::LLVMContext>();
@@ -449,6 +457,8 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
     impl.generators.push_back(b.generator);
     stats.gemmKernels += b.generator == KernelGenerator::Gemm ? 1 : 0;
     symbols.push_back(b.symbol);
+    if (b.generator == KernelGenerator::Interpreted)
+      continue;
     if (seen.emplace(b.symbol, k).second)
       modules.push_back(std::move(b.module));
   }
@@ -457,10 +467,18 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   FB_TRY(stage("jit", 0.4));
   t = Clock::now();
   FB_TRY(impl.jit->addModules(std::move(modules)));
-  for (const std::string& symbol : symbols) {
-    FB_ASSIGN_OR_RETURN(FbKernelFn fn, impl.jit->lookupKernel(symbol));
+  for (size_t k = 0; k < symbols.size(); ++k) {
+    if (kernels[k].interpreted) {
+      impl.fns.push_back(nullptr); // run() interprets the node
+      ++stats.interpretedKernels;
+      continue;
+    }
+    FB_ASSIGN_OR_RETURN(FbKernelFn fn, impl.jit->lookupKernel(symbols[k]));
     impl.fns.push_back(fn);
   }
+  if (stats.interpretedKernels > 0)
+    stats.notes.push_back(std::to_string(stats.interpretedKernels) +
+                          " control-flow kernels run through the interpreter");
   stats.jitMs = msSince(t);
   stats.kernels = int(kernels.size());
   JitStats js = impl.jit->stats();
@@ -488,6 +506,13 @@ Expected<KernelCode> CompiledModel::kernelCode(size_t index) const {
   code.flops = kern.flops;
   code.bytes = kern.bytes;
   code.loops = kernelLoopText(kern);
+  if (kern.interpreted) {
+    code.generator = kernelGeneratorName(KernelGenerator::Interpreted);
+    code.llvmRaw = code.llvmOptimized = code.assembly =
+        "; " + kern.name + " has no code: the executor runs " + kern.opSummary +
+        " with the reference interpreter\n";
+    return code;
+  }
   if (kern.gemm)
     if (auto blocking = describeGemmBlocking(kern); blocking.ok())
       code.blocking = *blocking;
@@ -567,6 +592,43 @@ static Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& a
   return Status::success();
 }
 
+/// Runs an interpreted kernel (a control-flow node): copies its bound operands into tensors,
+/// evaluates the node with the interpreter's kernel (which interprets the bodies), and copies
+/// the results, which must have the compiled sizes, into their bound buffers.
+static Status runInterpretedKernel(const Kernel& kern, const Graph& graph,
+                                   const std::vector<void*>& args) {
+  const Node* node = kern.nodes.empty() ? nullptr : graph.findNode(kern.nodes[0]);
+  if (!node)
+    return makeError("kernel ", kern.name, ": its node is missing from the compiled graph");
+  std::vector<Tensor> ins;
+  size_t a = 0;
+  for (const Value* in : node->inputs()) {
+    if (!in) {
+      ins.emplace_back();
+      continue;
+    }
+    const KernelArg& arg = kern.args.at(a);
+    FB_ASSIGN_OR_RETURN(Tensor t, Tensor::create(arg.dtype, arg.sizes));
+    if (t.byteSize())
+      std::memcpy(t.mutableRawData(), args[a], t.byteSize());
+    ins.push_back(std::move(t));
+    ++a;
+  }
+  FB_ASSIGN_OR_RETURN(std::vector<Tensor> outs, evaluateNode(*node, std::move(ins)));
+  for (size_t i = 0; i < node->numOutputs(); ++i, ++a) {
+    const KernelArg& arg = kern.args.at(a);
+    const Tensor& t = outs[i];
+    if (!t.valid() || t.dtype() != arg.dtype || t.sizes() != arg.sizes)
+      return makeError(node->describe(), ": result ", i, " is ",
+                       t.valid() ? t.type().str() : std::string("missing"),
+                       " at run time but was compiled as ", shapeText(arg),
+                       " (recompile for these inputs)");
+    if (t.byteSize())
+      std::memcpy(args[a], t.rawData(), t.byteSize());
+  }
+  return Status::success();
+}
+
 Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inputs,
                                                  Profile* profile) {
   Impl& impl = *m_impl;
@@ -605,6 +667,15 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
                     : outputs[slot.index].mutableRawData();
     if (k < m_kernels.size() && !m_kernels[k].indexChecks.empty())
       FB_TRY(checkKernelIndices(m_kernels[k], args));
+    if (!impl.fns[k]) {
+      auto t0 = Clock::now();
+      FB_TRY(runInterpretedKernel(m_kernels[k], *m_graph, args));
+      if (profile)
+        profile->events.push_back({int(k), runIndex, us(t0),
+                                   std::chrono::duration<double, std::micro>(Clock::now() - t0)
+                                       .count()});
+      continue;
+    }
     if (profile) {
       auto t0 = Clock::now();
       impl.fns[k](args.data());

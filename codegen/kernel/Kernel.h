@@ -57,6 +57,10 @@ struct Kernel {
   std::vector<IndexCheck> indexChecks; ///< run by the executor before the kernel
   double flops = 0;                 ///< from core/Cost.h
   double bytes = 0;                 ///< bytes read + written
+  /// Set for a control-flow node (If, Loop, Scan): the kernel has no code; the executor runs the
+  /// node with the reference interpreter, bodies included. Its arguments are the node's present
+  /// operands in order, then its results; its loop nest is only a comment saying so.
+  bool interpreted = false;
 };
 
 } // namespace fb::cg
