@@ -57,8 +57,8 @@ private:
 
 /// Where a kernel argument lives.
 struct ArgSlot {
-  enum class Kind { Fixed, Input, Output } kind = Kind::Fixed;
-  size_t index = 0;      ///< graph input / output index
+  enum class Kind { Fixed, Input, Output, Dynamic } kind = Kind::Fixed;
+  size_t index = 0;      ///< graph input / output index; Dynamic: the run's tensor table index
   void* ptr = nullptr;   ///< Fixed: the address
   // For the overlap test: which memory space and which byte range in it.
   int64_t space = 0, begin = 0, end = 0;
@@ -69,14 +69,14 @@ int64_t argBytes(const KernelArg& a) {
     return a.bytes;
   int64_t n = 1;
   for (int64_t s : a.sizes)
-    n *= s;
+    n *= std::max<int64_t>(s, 0);
   return n * int64_t(dtypeSize(a.dtype));
 }
 
 std::string shapeText(const KernelArg& a) {
   std::string s = std::string(dtypeName(a.dtype)) + "[";
   for (size_t i = 0; i < a.sizes.size(); ++i)
-    s += (i ? "," : "") + std::to_string(a.sizes[i]);
+    s += (i ? "," : "") + (a.sizes[i] < 0 ? std::string("?") : std::to_string(a.sizes[i]));
   return s + "]";
 }
 
@@ -96,13 +96,17 @@ struct CompiledModel::Impl {
   std::vector<DType> outputTypes;
   /// Per graph output: -1 when a kernel writes it, else how to fill it after the run.
   struct OutputSource {
-    enum class Kind { Kernel, Input, Constant, Output } kind = Kind::Kernel;
+    enum class Kind { Kernel, Input, Constant, Output, Dynamic } kind = Kind::Kernel;
     size_t index = 0;
     Tensor constant;
   };
   std::vector<OutputSource> outputSources;
   std::vector<KernelGenerator> generators;
   std::vector<Tensor> specialized; // per input: the values compiled in, or invalid
+  /// Values whose sizes are known only at run time: interpreted kernels pass them as tensors
+  /// through this table (one slot per value), which each run fills.
+  size_t numDynamicValues = 0;
+  std::vector<std::vector<int>> dynamicArgs; // per kernel, per argument: table slot or -1
   int threads = 0;
   Clock::time_point origin = Clock::now();
   // What kernelCode needs to rebuild a kernel's module as compile() built it.
@@ -164,13 +168,18 @@ Expected<std::unique_ptr<Graph>> bindOnce(const Graph& graph,
     in->setType(t);
   }
   FB_TRY(inferShapes(*g));
+  // Results of interpreted kernels (control flow, and what reads their run-time shapes) may
+  // stay dynamic; every other value must become static.
   auto firstDynamic = [](const Graph& graph) -> std::optional<Error> {
-    for (const auto& node : graph.nodes())
+    for (const auto& node : graph.nodes()) {
+      if (runsInterpreted(*node))
+        continue;
       for (const Value* out : node->outputs())
         if (!out->type().isStatic())
           return makeError("value ", out->name(), " of ", node->describe(),
                            " has a non-static type ", out->type().str(),
                            " after binding the input sizes");
+    }
     return std::nullopt;
   };
   std::optional<Error> dynamic = firstDynamic(*g);
@@ -251,7 +260,9 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   FB_TRY(stage("plan memory", 0.15));
   std::unordered_map<std::string, int64_t> arenaOffset, arenaSize;
   if (options.useMemoryPlan) {
-    auto plan = planMemory(g);
+    MemoryPlanOptions mpo;
+    mpo.skipDynamic = true;
+    auto plan = planMemory(g, mpo);
     if (plan.ok()) {
       impl.arena = AlignedBuffer(plan->arenaBytes);
       stats.arenaBytes = plan->arenaBytes;
@@ -271,14 +282,25 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
     impl.inputSizes.push_back(g.inputs()[i]->type().staticSizes());
     impl.inputTypes.push_back(g.inputs()[i]->type().dtype);
   }
+  std::unordered_map<std::string, size_t> dynamicSlot; // value name → tensor table slot
+  auto dynamicSlotOf = [&](const std::string& name) {
+    auto [it, inserted] = dynamicSlot.emplace(name, impl.numDynamicValues);
+    if (inserted)
+      ++impl.numDynamicValues;
+    return it->second;
+  };
   for (size_t j = 0; j < g.outputs().size(); ++j) {
     const Value* v = g.outputs()[j];
-    if (!v->type().isStatic())
+    const bool dynamicOutput = !v->type().isStatic();
+    if (dynamicOutput && (!v->producer() || !runsInterpreted(*v->producer())))
       return makeError("output ", v->name(), " has a non-static type ", v->type().str());
-    impl.outputSizes.push_back(v->type().staticSizes());
+    impl.outputSizes.push_back(dynamicOutput ? std::vector<int64_t>{} : v->type().staticSizes());
     impl.outputTypes.push_back(v->type().dtype);
     Impl::OutputSource src;
-    if (auto it = outputIndex.find(v); it != outputIndex.end()) {
+    if (dynamicOutput) {
+      src.kind = Impl::OutputSource::Kind::Dynamic;
+      src.index = dynamicSlotOf(v->name());
+    } else if (auto it = outputIndex.find(v); it != outputIndex.end()) {
       src.kind = Impl::OutputSource::Kind::Output;
       src.index = it->second;
     } else if (v->isInput()) {
@@ -326,7 +348,11 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
         slot.end = slot.begin + bytes;
       };
       const Value* v = arg.role == KernelArg::Role::Scratch ? nullptr : g.findValue(arg.name);
-      if (arg.role == KernelArg::Role::Scratch) {
+      if (arg.dynamicShape) {
+        slot.kind = ArgSlot::Kind::Dynamic;
+        slot.index = dynamicSlotOf(arg.name);
+        slot.space = 4000000 + int64_t(slot.index);
+      } else if (arg.role == KernelArg::Role::Scratch) {
         fixed(impl.workspace.data() + scratchAt, 1);
         scratchAt += scratchSpan(bytes);
       } else if (arg.role == KernelArg::Role::Weight && arg.data && arg.data->valid()) {
@@ -376,9 +402,12 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
         if (slots[a].space == slots[b].space && slots[a].begin < slots[b].end &&
             slots[b].begin < slots[a].end)
           noAlias[k][a] = noAlias[k][b] = false;
+    impl.dynamicArgs.emplace_back(slots.size(), -1);
     for (size_t a = 0; a < slots.size(); ++a) {
       impl.args[k].push_back(slots[a].kind == ArgSlot::Kind::Fixed ? slots[a].ptr : nullptr);
-      if (slots[a].kind != ArgSlot::Kind::Fixed)
+      if (slots[a].kind == ArgSlot::Kind::Dynamic)
+        impl.dynamicArgs[k][a] = int(slots[a].index);
+      else if (slots[a].kind != ArgSlot::Kind::Fixed)
         impl.dynamic[k].emplace_back(a, slots[a]);
     }
   }
@@ -596,7 +625,9 @@ static Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& a
 /// evaluates the node with the interpreter's kernel (which interprets the bodies), and copies
 /// the results, which must have the compiled sizes, into their bound buffers.
 static Status runInterpretedKernel(const Kernel& kern, const Graph& graph,
-                                   const std::vector<void*>& args) {
+                                   const std::vector<void*>& args,
+                                   const std::vector<int>& dynamicArgs,
+                                   std::vector<Tensor>& dynamicValues) {
   const Node* node = kern.nodes.empty() ? nullptr : graph.findNode(kern.nodes[0]);
   if (!node)
     return makeError("kernel ", kern.name, ": its node is missing from the compiled graph");
@@ -608,6 +639,11 @@ static Status runInterpretedKernel(const Kernel& kern, const Graph& graph,
       continue;
     }
     const KernelArg& arg = kern.args.at(a);
+    if (dynamicArgs[a] >= 0) {
+      ins.push_back(dynamicValues[size_t(dynamicArgs[a])]);
+      ++a;
+      continue;
+    }
     FB_ASSIGN_OR_RETURN(Tensor t, Tensor::create(arg.dtype, arg.sizes));
     if (t.byteSize())
       std::memcpy(t.mutableRawData(), args[a], t.byteSize());
@@ -617,7 +653,11 @@ static Status runInterpretedKernel(const Kernel& kern, const Graph& graph,
   FB_ASSIGN_OR_RETURN(std::vector<Tensor> outs, evaluateNode(*node, std::move(ins)));
   for (size_t i = 0; i < node->numOutputs(); ++i, ++a) {
     const KernelArg& arg = kern.args.at(a);
-    const Tensor& t = outs[i];
+    Tensor& t = outs[i];
+    if (dynamicArgs[a] >= 0) {
+      dynamicValues[size_t(dynamicArgs[a])] = std::move(t);
+      continue;
+    }
     if (!t.valid() || t.dtype() != arg.dtype || t.sizes() != arg.sizes)
       return makeError(node->describe(), ": result ", i, " is ",
                        t.valid() ? t.type().str() : std::string("missing"),
@@ -653,7 +693,11 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
     fb_set_num_threads(impl.threads);
   std::vector<Tensor> outputs;
   for (size_t j = 0; j < impl.outputSizes.size(); ++j)
-    outputs.emplace_back(impl.outputTypes[j], impl.outputSizes[j]);
+    if (impl.outputSources[j].kind == Impl::OutputSource::Kind::Dynamic)
+      outputs.emplace_back(); // filled from the run's tensor table
+    else
+      outputs.emplace_back(impl.outputTypes[j], impl.outputSizes[j]);
+  std::vector<Tensor> dynamicValues(impl.numDynamicValues);
   int runIndex = profile ? int(profile->runs.size()) : 0;
   auto runStart = Clock::now();
   auto us = [&](Clock::time_point tp) {
@@ -669,7 +713,8 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
       FB_TRY(checkKernelIndices(m_kernels[k], args));
     if (!impl.fns[k]) {
       auto t0 = Clock::now();
-      FB_TRY(runInterpretedKernel(m_kernels[k], *m_graph, args));
+      FB_TRY(runInterpretedKernel(m_kernels[k], *m_graph, args, impl.dynamicArgs[k],
+                                  dynamicValues));
       if (profile)
         profile->events.push_back({int(k), runIndex, us(t0),
                                    std::chrono::duration<double, std::micro>(Clock::now() - t0)
@@ -693,6 +738,7 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
     case Impl::OutputSource::Kind::Input: outputs[j] = inputs[src.index]; break;
     case Impl::OutputSource::Kind::Constant: outputs[j] = src.constant; break;
     case Impl::OutputSource::Kind::Output: outputs[j] = outputs[src.index]; break;
+    case Impl::OutputSource::Kind::Dynamic: outputs[j] = dynamicValues[src.index]; break;
     }
   }
   if (profile)

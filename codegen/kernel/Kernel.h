@@ -22,6 +22,9 @@ struct KernelArg {
   DType dtype = DType::F32;
   std::vector<int64_t> sizes;   ///< static sizes (the executor binds symbolic dims before lowering)
   int64_t bytes = 0;
+  /// Set on an interpreted kernel's argument whose sizes are known only at run time (`sizes`
+  /// holds -1 there and `bytes` is 0): the executor passes it as a tensor, not a buffer.
+  bool dynamicShape = false;
   /// For Weight arguments: the data bound once at load time (constants, packed panels).
   std::optional<Tensor> data;
 };

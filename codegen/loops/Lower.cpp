@@ -646,7 +646,16 @@ std::string kernelNameFor(const Node& node, size_t index) {
   return name;
 }
 
-/// The kernel of a control-flow node: no code, just the arguments the executor binds for the
+bool runsInterpreted(const Node& node) {
+  if (isControlFlowOp(node.op()))
+    return true;
+  for (const Value* in : node.inputs())
+    if (in && !in->type().isStatic())
+      return true;
+  return false;
+}
+
+/// The kernel of a control-flow node (or of a node downstream of a run-time shape): no code, just the arguments the executor binds for the
 /// interpreter (the present operands in order, then the results). Bodies are interpreted too;
 /// compiling them into kernels of their own is future work.
 static Kernel interpretedKernel(const Node& node, std::string name) {
@@ -654,13 +663,16 @@ static Kernel interpretedKernel(const Node& node, std::string name) {
   k.name = std::move(name);
   k.nodes = {node.id()};
   k.opSummary = std::string(opName(node.op())) + " (interpreted)";
+  // (A fused group downstream of a run-time shape is interpreted whole, body included.)
   k.interpreted = true;
   auto arg = [](const Value* v, KernelArg::Role role) {
     KernelArg a;
     a.role = role;
     a.name = v->name();
     a.dtype = v->type().dtype;
-    a.sizes = v->type().staticSizes();
+    for (const Dim& d : v->type().dims)
+      a.sizes.push_back(d.isStatic() ? d.size() : -1);
+    a.dynamicShape = !v->type().isStatic();
     a.bytes = int64_t(dtypeSize(a.dtype)) * v->type().numElements().value_or(0);
     if (role == KernelArg::Role::Weight)
       a.data = v->constantData();
@@ -672,7 +684,8 @@ static Kernel interpretedKernel(const Node& node, std::string name) {
   for (const Value* out : node.outputs())
     k.args.push_back(arg(out, KernelArg::Role::Output));
   k.body = withComment(block({}), node.describe() + " runs in the executor through the "
-                                                    "reference interpreter (bodies included)");
+                                                    "reference interpreter" +
+                                        std::string(node.hasBodies() ? " (bodies included)" : ""));
   OpCost cost = nodeCost(node);
   k.flops = cost.flops;
   k.bytes = cost.bytes;
@@ -685,7 +698,7 @@ Expected<std::vector<Kernel>> lowerGraph(const Graph& graph, const LowerOptions&
   std::vector<Kernel> kernels;
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     const Node& node = *graph.nodes()[i];
-    if (isControlFlowOp(node.op())) {
+    if (runsInterpreted(node)) {
       kernels.push_back(interpretedKernel(node, kernelNameFor(node, i)));
       continue;
     }
