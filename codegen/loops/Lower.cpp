@@ -649,8 +649,10 @@ std::string kernelNameFor(const Node& node, size_t index) {
 bool runsInterpreted(const Node& node) {
   if (isControlFlowOp(node.op()))
     return true;
+  // A run-time shape that comes from control flow; a symbolic graph input is an error instead
+  // (bind its size).
   for (const Value* in : node.inputs())
-    if (in && !in->type().isStatic())
+    if (in && !in->type().isStatic() && in->producer() && runsInterpreted(*in->producer()))
       return true;
   return false;
 }
