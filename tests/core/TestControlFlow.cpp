@@ -69,6 +69,31 @@ std::unique_ptr<Graph> makeSumLoop(bool withCond) {
   return g;
 }
 
+/// Scan: a running sum over the rows of x (scanned along axis 0, or backwards), each step
+/// scaled by a captured outer value w; the sums are stacked as the scan output.
+std::unique_ptr<Graph> makeScanSum(bool reverse) {
+  auto g = std::make_unique<Graph>("scan_sum");
+  Value* init = g->addInput("init", TensorType(DType::F32, {2}));
+  Value* x = g->addInput("x", TensorType(DType::F32, {3, 2}));
+  Value* w = g->addConstant("w", Tensor::fromVector<float>({2}, {1.0f, 10.0f}));
+  Node* n = g->addNode(OpKind::Scan, {init, x, w}, 2, {"sum", "sums"});
+  n->attrs().set("num_scan_inputs", int64_t(1));
+  n->attrs().set(kCapturesAttr, int64_t(1));
+  if (reverse)
+    n->attrs().set("scan_input_directions", std::vector<int64_t>{1});
+  Graph* b = n->addBody("body", std::make_unique<Graph>("scan_body"));
+  Value* acc = b->addInput("acc", TensorType(DType::F32, {2}));
+  Value* row = b->addInput("row", TensorType(DType::F32, {2}));
+  Value* bw = b->addInput("w", TensorType(DType::F32, {2}));
+  Value* scaled = b->addNode(OpKind::Mul, {row, bw}, 1, {"scaled"})->output(0);
+  Value* next = b->addNode(OpKind::Add, {acc, scaled}, 1, {"next"})->output(0);
+  Value* out = b->addNode(OpKind::Identity, {next}, 1, {"step"})->output(0);
+  b->setOutputs({next, out});
+  g->addOutput(n->output(0));
+  g->addOutput(n->output(1));
+  return g;
+}
+
 } // namespace
 
 class TestControlFlow : public QObject {
@@ -201,6 +226,32 @@ private Q_SLOTS:
     auto r = interpret(*g, {Tensor(DType::F32, {2})});
     QVERIFY(r.ok());
     QVERIFY((r->outputs[0].sizes()) == (std::vector<int64_t>{16}));
+  }
+
+  void scanSumsRowsForwardAndBackward() {
+    for (bool reverse : {false, true}) {
+      auto g = makeScanSum(reverse);
+      QVERIFY(inferShapes(*g).ok());
+      QVERIFY(verify(*g).ok());
+      QCOMPARE(QString::fromStdString(g->outputs()[1]->type().str()), QStringLiteral("f32[3, 2]"));
+      Tensor init = Tensor::fromVector<float>({2}, {0.5f, 0});
+      Tensor x = Tensor::fromVector<float>({3, 2}, {1, 2, 3, 4, 5, 6});
+      auto r = interpret(*g, {init, x});
+      QVERIFY2(r.ok(), r.ok() ? "" : r.error().message().c_str());
+      auto sums = r->outputs[1].data<float>();
+      std::vector<float> want = reverse ? std::vector<float>{5.5f, 60, 8.5f, 100, 9.5f, 120}
+                                        : std::vector<float>{1.5f, 20, 4.5f, 60, 9.5f, 120};
+      QVERIFY(std::vector<float>(sums.begin(), sums.end()) == want);
+      QCOMPARE(r->outputs[0].data<float>()[1], 120.0f);
+      // Export writes the capture as a read of the outer name, and reads back the same graph.
+      auto bytes = exportOnnxBytes(*g);
+      QVERIFY2(bytes.ok(), bytes.ok() ? "" : bytes.error().message().c_str());
+      auto again = importOnnxBytes(*bytes, "", "scan");
+      QVERIFY2(again.ok(), again.ok() ? "" : again.error().message().c_str());
+      auto r2 = interpret(**again, {init, x});
+      QVERIFY(r2.ok());
+      QVERIFY(r2->outputs[1].identical(r->outputs[1]));
+    }
   }
 
   void errorsNameTheNode() {
