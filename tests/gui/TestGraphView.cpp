@@ -296,62 +296,6 @@ private Q_SLOTS:
              view.nodeSceneRect(fused->id()));
   }
 
-  /// An If is one box whose bodies are hidden in it; expanded, each branch is a cluster of its
-  /// own beside the If box, labelled with its role, and captured values reach body nodes from
-  /// their producers outside.
-  void controlFlowBodiesExpandAsClusters() {
-    auto g = loadSample("control_flow.fbir");
-    QVERIFY(g);
-    const Node* ifNode = nullptr;
-    for (const Node* n : topNodes(*g))
-      if (n->op() == OpKind::If)
-        ifNode = n;
-    QVERIFY(ifNode);
-    GraphView view;
-    view.resize(900, 700);
-    view.setGraph(g);
-    QVERIFY(waitLayout(view));
-    const QRectF ifBox = view.nodeSceneRect(ifNode->id());
-    QVERIFY(!ifBox.isEmpty());
-    const Graph* thenBody = ifNode->bodyNamed("then_branch");
-    QCOMPARE(view.nodeSceneRect(thenBody->nodes()[0]->id()), ifBox);
-
-    view.setExpanded(ifNode->id(), true);
-    QVERIFY(waitLayout(view));
-    int clusters = 0;
-    for (QGraphicsItem* item : view.scene()->items())
-      clusters += item->type() == ClusterItemType;
-    QCOMPARE(clusters, 2);
-    QVERIFY(!view.nodeSceneRect(ifNode->id()).isEmpty()); // the If keeps its own box
-    std::set<std::pair<qreal, qreal>> distinct;
-    for (const NodeBody& b : ifNode->bodies())
-      for (const auto& n : b.graph->nodes()) {
-        const QRectF r = view.nodeSceneRect(n->id());
-        QVERIFY(!r.isEmpty());
-        distinct.insert({r.x(), r.y()});
-      }
-    QCOMPARE(distinct.size(), size_t(4));
-    ExpansionState expanded;
-    expanded.toggled.insert(QStringLiteral("f%1").arg(ifNode->id()));
-    const DisplayGraph d = buildDisplayGraph(*g, GraphViewOptions(), expanded);
-    QStringList labels;
-    for (const DisplayCluster& c : d.clusters)
-      labels << c.label;
-    QVERIFY2(labels.contains(QStringLiteral("then_branch of If #%1").arg(ifNode->id())),
-             qPrintable(labels.join(", ")));
-    // The Relu result the then branch reads (a capture) is an edge from the Relu box.
-    const int relu = d.unitOfNode.value(ifNode->input(1)->producer()->id());
-    const int mul = d.unitOfNode.value(thenBody->nodes()[0]->id());
-    bool captured = false;
-    for (const DisplayEdge& e : d.edges)
-      captured = captured || (e.from == relu && e.to == mul);
-    QVERIFY(captured);
-    maybeSnapshot(view, "control_flow_expanded");
-    view.setExpanded(ifNode->id(), false);
-    QVERIFY(waitLayout(view));
-    QCOMPARE(view.nodeSceneRect(thenBody->nodes()[0]->id()), view.nodeSceneRect(ifNode->id()));
-  }
-
   void marksAndHeat() {
     auto g = loadSample("small_cnn.fbir");
     QVERIFY(g);
