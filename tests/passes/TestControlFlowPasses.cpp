@@ -115,6 +115,26 @@ private Q_SLOTS:
     QCOMPARE(countOps(out, OpKind::If), size_t(2)); // same operands, different bodies
     QCOMPARE(maxOutputDifference(*g, out), 0.0);
   }
+
+  /// When nothing in the bodies reads a capture any more, dce drops it from the node and from
+  /// every body, and the weight it kept alive becomes dead.
+  void dceDropsUnusedCaptures() {
+    std::string text = kTwoIfs;
+    // The Loop body stops reading %w: %n becomes a copy of %v.
+    text.replace(text.find("Mul(%v, %w)"), 11, "Identity(%v)");
+    auto g = parseIr(text);
+    PipelineResult r = runPipeline(*g, "dce,dce");
+    QVERIFY2(!r.error, errorText(r).c_str());
+    const Graph& out = r.finalGraph();
+    const Node* loop = out.findNode(8);
+    QVERIFY(loop);
+    QCOMPARE(loop->numInputs(), size_t(3)); // M, cond slot, the carried value
+    QVERIFY(!loop->attrs().has("captures"));
+    QCOMPARE(loop->bodyNamed("body")->inputs().size(), size_t(3));
+    QVERIFY(!out.findValue("w")); // the second dce run erased the weight
+    QVERIFY(verify(out).ok());
+    QCOMPARE(maxOutputDifference(*g, out), 0.0);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestControlFlowPasses)
