@@ -1,5 +1,6 @@
 // The reference interpreter: evaluates nodes in execution order with the op table's kernels.
 #include "core/Interpreter.h"
+#include "core/MemoryLimit.h"
 #include "core/ops/OpContext.h"
 
 namespace fb {
@@ -48,6 +49,21 @@ static Status checkOutput(const Node& n, size_t i, const Tensor& t) {
   return Status::success();
 }
 
+/// Runs one kernel; an allocation it cannot make (a size from its operands that overflows or
+/// exceeds the memory limit, or std::bad_alloc) becomes an error naming the node.
+static Status evalGuarded(const OpInfo& info, EvalContext& ctx, const Node& n) {
+  try {
+    return info.eval(ctx);
+  } catch (const AllocationRefused& e) {
+    return makeError(n.describe(), ": ", e.what());
+  } catch (const std::bad_alloc&) {
+    return makeError(n.describe(), ": the kernel ran out of memory (std::bad_alloc) sizing its "
+                                   "result from its operands");
+  } catch (const std::length_error& e) {
+    return makeError(n.describe(), ": size out of range (", e.what(), ")");
+  }
+}
+
 Expected<std::vector<Tensor>> evaluateNode(const Node& node, std::vector<Tensor> inputs) {
   const OpInfo& info = node.info();
   if (!info.eval)
@@ -56,7 +72,7 @@ Expected<std::vector<Tensor>> evaluateNode(const Node& node, std::vector<Tensor>
     return makeError(node.describe(), ": ", inputs.size(), " operands given for ",
                      node.numInputs());
   EvalContext ctx(node, std::move(inputs));
-  FB_TRY(info.eval(ctx));
+  FB_TRY(evalGuarded(info, ctx, node));
   for (size_t i = 0; i < node.numOutputs(); ++i)
     FB_TRY(checkOutput(node, i, ctx.outputs()[i]));
   return std::move(ctx.outputs());
@@ -104,9 +120,7 @@ Expected<InterpretResult> interpret(const Graph& graph, const std::vector<Tensor
       ins.push_back(it->second);
     }
     EvalContext ctx(*n, std::move(ins));
-    Status st = info.eval(ctx);
-    if (!st.ok())
-      return st.error();
+    FB_TRY(evalGuarded(info, ctx, *n));
     for (size_t i = 0; i < n->numOutputs(); ++i) {
       FB_TRY(checkOutput(*n, i, ctx.outputs()[i]));
       env[n->output(i)] = std::move(ctx.outputs()[i]);

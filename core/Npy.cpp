@@ -1,5 +1,6 @@
 // NumPy .npy reading (format 1.0-3.0) and writing, with a strict header parser for untrusted files.
 #include "core/Npy.h"
+#include "core/FileRead.h"
 
 #include <cctype>
 #include <cstring>
@@ -270,6 +271,19 @@ Expected<Tensor> parseNpy(std::string_view bytes, const std::string& displayName
                            ": Fortran-order .npy arrays are not supported; save a C-contiguous "
                            "array (numpy.ascontiguousarray)");
   FB_ASSIGN_OR_RETURN(DType dtype, dtypeFromDescr(header.descr, displayName));
+  // The data must be there before anything is allocated: a header may claim terabytes.
+  {
+    auto count = checkedProduct(header.shape);
+    size_t need = 0;
+    const size_t have = bytes.size() - prefix - headerLen;
+    if (!count || __builtin_mul_overflow(size_t(*count), dtypeSize(dtype), &need))
+      return makeError(displayName, ": .npy shape ", TensorType::of(dtype, header.shape).str(),
+                       " overflows 64 bits");
+    if (need != have)
+      return makeError(displayName, ": .npy data of ", TensorType::of(dtype, header.shape).str(),
+                       " needs ", need, " bytes, but the file has ", have,
+                       have < need ? " (truncated)" : " (trailing bytes)");
+  }
   auto created = Tensor::create(dtype, header.shape);
   if (!created)
     return created.error().withContext(displayName);
@@ -294,12 +308,7 @@ Expected<Tensor> parseNpy(std::string_view bytes, const std::string& displayName
 }
 
 Expected<Tensor> readNpy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return makeError(path, ": cannot open file");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad())
-    return makeError(path, ": read error");
+  FB_ASSIGN_OR_RETURN(std::string bytes, readRegularFile(path, ".npy"));
   return parseNpy(bytes, path);
 }
 

@@ -1,26 +1,47 @@
 // Tensor storage, element conversions and copy-on-write.
 #include "core/Tensor.h"
+#include "core/MemoryLimit.h"
 
 #include <cmath>
 
 namespace fb {
 
+namespace {
+
+/// The byte size of a tensor, or an error when it overflows or exceeds the memory limit.
+Expected<size_t> checkedByteSize(DType dtype, const std::vector<int64_t>& sizes) {
+  auto n = checkedProduct(sizes);
+  size_t bytes = 0;
+  if (!n || __builtin_mul_overflow(size_t(*n), dtypeSize(dtype), &bytes))
+    return makeError("a tensor of ", TensorType::of(dtype, sizes).str(),
+                     " has a size that overflows 64 bits");
+  FB_TRY(checkAllocation(bytes, "a tensor of " + TensorType::of(dtype, sizes).str()));
+  return bytes;
+}
+
+} // namespace
+
 Tensor::Tensor(DType dtype, std::vector<int64_t> sizes)
     : m_dtype(dtype), m_sizes(std::move(sizes)) {
-  auto n = checkedProduct(m_sizes);
-  assert(n && "Tensor sizes overflow; use Tensor::create for untrusted sizes");
-  m_numElements = *n;
-  m_storage = std::make_shared<Storage>(size_t(m_numElements) * dtypeSize(dtype));
+  // Kernels size outputs from their operands at run time: a size that cannot be allocated
+  // throws AllocationRefused, which the interpreter and the executor turn into an error for
+  // the node (Tensor::create returns it directly).
+  auto bytes = checkedByteSize(dtype, m_sizes);
+  if (!bytes)
+    throw AllocationRefused(bytes.error().message());
+  m_numElements = *checkedProduct(m_sizes);
+  m_storage = std::make_shared<Storage>(*bytes);
 }
 
 Expected<Tensor> Tensor::create(DType dtype, std::vector<int64_t> sizes) {
-  auto n = checkedProduct(sizes);
-  size_t bytes = 0;
-  if (!n || __builtin_mul_overflow(size_t(*n), dtypeSize(dtype), &bytes) ||
-      bytes > (size_t(1) << 40))
-    return makeError("tensor of ", TensorType::of(dtype, sizes).str(),
-                     " has a size that overflows or exceeds 1 TiB");
-  return Tensor(dtype, std::move(sizes));
+  if (auto bytes = checkedByteSize(dtype, sizes); !bytes)
+    return bytes.error();
+  try {
+    return Tensor(dtype, std::move(sizes));
+  } catch (const std::bad_alloc& e) {
+    return makeError("a tensor of ", TensorType::of(dtype, sizes).str(),
+                     " could not be allocated: ", e.what());
+  }
 }
 
 std::byte* Tensor::mutableRawData() {

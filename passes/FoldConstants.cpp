@@ -39,7 +39,10 @@ std::vector<Value*> replaceWithConstants(Graph& graph, Node* n, std::vector<Tens
 ///      inference already knows (Shape->Gather->Concat chains), become constants without running;
 ///   4. each folded node is erased and its outputs become named constants; later nodes then see
 ///      constant operands, so chains fold in one walk;
-///   5. the intermediate constants this walk created and then consumed are erased, so a folded
+///   5. when a walk folded something, shapes are inferred again (a folded operand can make a type
+///      downstream static, and a static type lets its Shape fold) and the walk repeats until a
+///      walk folds nothing;
+///   6. the intermediate constants this walk created and then consumed are erased, so a folded
 ///      chain leaves one constant. Constants the model had before are left to dce.
 ///   6. an If whose condition is constant is replaced by the branch it takes (inlined; its nodes
 ///      are then visited by the same walk). No other node with a body is evaluated: a Loop or
@@ -68,46 +71,55 @@ public:
     FB_ASSIGN_OR_RETURN(int64_t cap, ctx.options().getInt("max-elements"));
     // Shape contents are what lets Shape->Gather->Concat chains fold; a parsed or edited graph
     // may not carry them yet.
-    FB_TRY(inferShapes(graph));
-    size_t folded = 0, skipped = 0;
+    size_t folded = 0, skipped = 0, rounds = 0;
     std::vector<Value*> created;
-    std::vector<Node*> order;
-    for (const auto& n : graph.nodes())
-      order.push_back(n.get());
+    // A folded operand can make types downstream static (a Range whose limit became a constant),
+    // and a static type lets Shape/Size fold in turn: walk again after re-inferring, until a walk
+    // folds nothing. Each round folds at least one node, so this ends.
     size_t inlinedIfs = 0;
-    for (size_t k = 0; k < order.size(); ++k) {
-      Node* n = order[k];
-      if (n->op() == OpKind::If) {
-        const NodeId id = n->id();
-        std::vector<Node*> inlined = inlineConstantIf(graph, n);
-        if (inlined.empty())
+    for (bool again = true; again; ++rounds) {
+      FB_TRY(inferShapes(graph));
+      size_t before = folded + inlinedIfs;
+      skipped = 0;
+      std::vector<Node*> order;
+      for (const auto& n : graph.nodes())
+        order.push_back(n.get());
+      for (size_t k = 0; k < order.size(); ++k) {
+        Node* n = order[k];
+        if (n->op() == OpKind::If) {
+          const NodeId id = n->id();
+          std::vector<Node*> inlined = inlineConstantIf(graph, n);
+          if (inlined.empty())
+            continue;
+          std::vector<NodeId> by;
+          for (Node* m : inlined)
+            by.push_back(m->id());
+          ctx.logReplaced(id, by, "constant condition: the taken branch is inlined");
+          order.insert(order.end(), inlined.begin(), inlined.end());
+          ++inlinedIfs;
           continue;
-        std::vector<NodeId> by;
-        for (Node* m : inlined)
-          by.push_back(m->id());
-        ctx.logReplaced(id, by, "constant condition: the taken branch is inlined");
-        order.insert(order.end(), inlined.begin(), inlined.end());
-        ++inlinedIfs;
-        continue;
+        }
+        if (n->hasBodies())
+          continue;
+        auto values = tryFold(*n, cap);
+        if (!values.ok()) {
+          ++skipped;
+          continue;
+        }
+        if (values->empty())
+          continue;
+        ctx.logDeleted(n->id(), "folded to a constant");
+        for (Value* c : replaceWithConstants(graph, n, std::move(values).value()))
+          created.push_back(c);
+        ++folded;
       }
-      if (n->hasBodies())
-        continue;
-      auto values = tryFold(*n, cap);
-      if (!values.ok()) {
-        ++skipped;
-        continue;
-      }
-      if (values->empty())
-        continue;
-      ctx.logDeleted(n->id(), "folded to a constant");
-      for (Value* c : replaceWithConstants(graph, n, std::move(values).value()))
-        created.push_back(c);
-      ++folded;
+      again = folded + inlinedIfs > before;
     }
     for (Value* c : created)
       if (!c->hasUses() && !c->isGraphOutput())
         graph.eraseValue(c);
     ctx.addStatistic("nodes folded", double(folded));
+    ctx.addStatistic("rounds", double(rounds));
     if (inlinedIfs)
       ctx.addStatistic("If branches inlined", double(inlinedIfs));
     if (skipped)

@@ -176,9 +176,10 @@ Expected<std::unique_ptr<Graph>> bindOnce(const Graph& graph,
         continue;
       for (const Value* out : node->outputs())
         if (!out->type().isStatic())
-          return makeError("value ", out->name(), " of ", node->describe(),
-                           " has a non-static type ", out->type().str(),
-                           " after binding the input sizes");
+          return makeUnsupported("value ", out->name(), " of ", node->describe(),
+                                 " has a non-static type ", out->type().str(),
+                                 " after binding the input sizes (the CPU backend compiles "
+                                 "static shapes only)");
     }
     return std::nullopt;
   };

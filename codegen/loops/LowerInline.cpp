@@ -358,6 +358,12 @@ Status defineInline(KernelBuilder& b, const Node& n) {
     return Status::success();
   case OpKind::Identity:
   case OpKind::Dropout:
+    // Shape inference refuses a constant training_mode=true (with a nonzero ratio); one given at
+    // run time could be true, and random dropping has no compiled form here.
+    if (n.op() == OpKind::Dropout && n.numInputs() > 2 && n.input(2) && !n.input(2)->isConstant())
+      return makeUnsupported(n.describe(), ": training_mode is a run-time input; the CPU backend "
+                                           "compiles inference-mode Dropout only (make it a "
+                                           "constant false)");
     b.define(out, in);
     // Nothing is dropped (inference, or training with ratio 0, as the interpreter requires):
     // the mask is all true.

@@ -252,24 +252,29 @@ private:
     const OpInfo& info = node.info();
     if (!*info.onnxName)
       return makeUnsupported(node.describe(), ": op ", info.name, " has no ONNX equivalent");
+    // Operand names first: converting an operand emits a node, which must come before this one.
+    size_t numInputs = node.numInputs();
+    while (numInputs > 0 && !node.input(numInputs - 1))
+      --numInputs;
+    std::vector<std::string> inputs;
+    for (size_t i = 0; i < numInputs; ++i) {
+      std::string name;
+      if (const Value* in = node.input(i)) {
+        FB_ASSIGN_OR_RETURN(name, nameOf(in, node));
+        if (i == 0 && node.op() == OpKind::QuantizeLinear && in->type().dtype == DType::I32)
+          name = castToFloat(name, node);
+      }
+      inputs.push_back(std::move(name));
+    }
     auto* proto = m_proto.add_node();
     proto->set_op_type(info.onnxName);
     proto->set_name(freshNodeName(node.name()));
     proto->set_doc_string(formatNodeTag(node));
     if (isControlFlowOp(node.op())) {
-      FB_TRY(emitControlFlowNode(node, *proto));
+      FB_TRY(emitControlFlowNode(node, *proto)); // operands without captures, bodies
     } else {
-      size_t numInputs = node.numInputs();
-      while (numInputs > 0 && !node.input(numInputs - 1))
-        --numInputs;
-      for (size_t i = 0; i < numInputs; ++i) {
-        if (const Value* in = node.input(i)) {
-          FB_ASSIGN_OR_RETURN(std::string name, nameOf(in, node));
-          proto->add_input(name);
-        } else {
-          proto->add_input("");
-        }
-      }
+      for (const std::string& name : inputs)
+        proto->add_input(name);
     }
     for (Value* out : node.outputs()) {
       const std::string& name = m_names.at(out);
@@ -280,6 +285,24 @@ private:
       if (!(isControlFlowOp(node.op()) && name == kCapturesAttr))
         encodeAttr(name, value, *proto->add_attribute());
     return Status::success();
+  }
+
+  /// Requantizing an int32 accumulator is QuantizeLinear with an int32 input: valid ONNX, but
+  /// ONNX Runtime implements QuantizeLinear for float inputs only. The export converts the
+  /// accumulator first (what the int32 form computes anyway: float(x) / scale, rounded) and
+  /// returns the converted value's name.
+  std::string castToFloat(const std::string& input, const Node& node) {
+    auto* cast = m_proto.add_node();
+    cast->set_op_type("Cast");
+    cast->set_name(freshNodeName(node.name() + "/to_float"));
+    cast->add_input(input);
+    std::string out = freshName(input + ".f32");
+    cast->add_output(out);
+    auto* to = cast->add_attribute();
+    to->set_name("to");
+    to->set_type(onnx::AttributeProto::INT);
+    to->set_i(onnx::TensorProto::FLOAT);
+    return out;
   }
 
   /// Emits a fused group's body in place: body inputs read the group's operands, body results are

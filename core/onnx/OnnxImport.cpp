@@ -1,6 +1,7 @@
 // ONNX import: parses a ModelProto, validates it, and builds the core IR at opset-17 semantics.
 #include "core/onnx/OnnxImport.h"
 #include "core/ControlFlow.h"
+#include "core/FileRead.h"
 #include "core/ShapeInference.h"
 #include "core/onnx/OnnxNodeTag.h"
 #include "core/onnx/OnnxTensorCodec.h"
@@ -688,15 +689,7 @@ Expected<std::unique_ptr<Graph>> importOnnxBytes(std::string_view bytes, const s
 }
 
 Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return makeError(path, ": is a folder, not an ONNX file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return makeError(path, ": cannot open");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string bytes = std::move(ss).str();
+  FB_ASSIGN_OR_RETURN(std::string bytes, readRegularFile(path, "ONNX model"));
   std::string baseDir = std::filesystem::path(path).parent_path().string();
   if (baseDir.empty())
     baseDir = ".";

@@ -1,6 +1,7 @@
 // TensorProto decoding (raw, typed fields, external data with path checks) and encoding, plus the
 // backend-test .pb tensor reader.
 #include "core/onnx/OnnxTensorCodec.h"
+#include "core/FileRead.h"
 #include "core/onnx/OnnxImport.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -305,14 +306,8 @@ Expected<Tensor> tensorFromOnnxProtoBytes(std::string_view bytes, const std::str
 }
 
 Expected<Tensor> readOnnxTensorFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return makeError(path, ": cannot open");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (!in && !in.eof())
-    return makeError(path, ": read failed");
-  return tensorFromOnnxProtoBytes(ss.str(), path);
+  FB_ASSIGN_OR_RETURN(std::string bytes, readRegularFile(path, "ONNX tensor"));
+  return tensorFromOnnxProtoBytes(bytes, path);
 }
 
 } // namespace fb

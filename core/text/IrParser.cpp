@@ -43,6 +43,7 @@
 // kMaxBodyDepth deep. Types are kept as written; shape inference is not re-run here.
 #include "core/text/IrParser.h"
 #include "core/ControlFlow.h"
+#include "core/FileRead.h"
 #include "core/text/Parser.h"
 #include "core/text/TextSyntax.h"
 
@@ -462,14 +463,8 @@ Expected<std::unique_ptr<Graph>> parseGraph(std::string_view text, const std::st
 }
 
 Expected<std::unique_ptr<Graph>> parseGraphFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return makeError(path, ": cannot open file");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad())
-    return makeError(path, ": read failed");
-  return parseGraph(buffer.str(), path);
+  FB_ASSIGN_OR_RETURN(std::string text, readRegularFile(path, "Fusebox IR"));
+  return parseGraph(text, path);
 }
 
 } // namespace fb

@@ -1,6 +1,8 @@
-// fusebox-conformance: runs the ONNX backend node tests through the importer and the interpreter.
+// fusebox-conformance: runs the ONNX backend node tests through the importer and the interpreter
+// or the CPU backend.
 //
-// Usage: fusebox-conformance DIR [--filter REGEX] [--verbose] [--list-failures]
+// Usage: fusebox-conformance DIR [--backend interp|cpu] [--pipeline P] [--skip-list FILE]
+//                                [--filter REGEX] [--verbose] [--list-failures]
 //                                [--timeout SECONDS] [--no-fork]
 //
 // DIR holds one folder per case (model.onnx, test_data_set_*/input_N.pb, output_N.pb), as written
@@ -9,7 +11,10 @@
 // numpy.testing.assert_allclose(rtol=1e-3, atol=1e-7)); it is skipped when Fusebox reports the
 // model or its data as Unsupported; anything else fails it. The last line printed is
 // "N passed, N failed, N skipped (unsupported)"; the exit status is 1 when a case failed.
+// With --skip-list, a skipped case must be listed there (an unlisted skip fails), and a listed
+// case that passes fails too, so that the list in the repo stays exactly true.
 #include "tests/conformance/NodeTestCase.h"
+#include "tests/conformance/SkipList.h"
 
 #include <cassert>
 #include <cstdio>
@@ -28,6 +33,8 @@ namespace {
 struct Options {
   std::string dir;
   std::string filter;
+  std::string skipList;
+  CaseBackend backend;
   bool verbose = false;
   bool listFailures = false;
   bool fork = true;
@@ -35,9 +42,14 @@ struct Options {
 };
 
 void printUsage(std::ostream& os) {
-  os << "usage: fusebox-conformance DIR [--filter REGEX] [--verbose] [--list-failures]\n"
+  os << "usage: fusebox-conformance DIR [--backend interp|cpu] [--pipeline P] [--skip-list FILE]\n"
+        "                           [--filter REGEX] [--verbose] [--list-failures]\n"
         "                           [--timeout SECONDS] [--no-fork]\n"
         "  DIR              folder of ONNX backend node test cases (…/node)\n"
+        "  --backend B      interp (the reference interpreter, default) or cpu (compiled)\n"
+        "  --pipeline P     run passes first: a pipeline ('canonicalize,fuse') or O0..O3\n"
+        "  --skip-list F    the cases that may be skipped, with reasons; an unlisted skip fails,\n"
+        "                   and so does a listed case that passes\n"
         "  --filter REGEX   run only cases whose name contains a match (a plain substring works)\n"
         "  --verbose        print every case with its result and reason, and a per-op summary\n"
         "  --list-failures  print the failing cases, grouped by op, before the totals\n"
@@ -56,7 +68,26 @@ bool parseOptions(int argc, char** argv, Options& options) {
       }
       return argv[++i];
     };
-    if (arg == "--filter") {
+    if (arg == "--backend") {
+      const char* v = needValue("interp or cpu");
+      if (!v)
+        return false;
+      if (std::string(v) != "interp" && std::string(v) != "cpu") {
+        std::cerr << "error: --backend wants interp or cpu, got '" << v << "'\n";
+        return false;
+      }
+      options.backend.cpu = std::string(v) == "cpu";
+    } else if (arg == "--pipeline") {
+      const char* v = needValue("a pipeline");
+      if (!v)
+        return false;
+      options.backend.pipeline = v;
+    } else if (arg == "--skip-list") {
+      const char* v = needValue("a file");
+      if (!v)
+        return false;
+      options.skipList = v;
+    } else if (arg == "--filter") {
       const char* v = needValue("a pattern");
       if (!v)
         return false;
@@ -141,6 +172,15 @@ int main(int argc, char** argv) {
   }
 
   std::string error;
+  std::optional<SkipList> skipList;
+  if (!options.skipList.empty()) {
+    skipList = SkipList::read(options.skipList, error);
+    if (!skipList) {
+      std::cerr << "error: " << error << "\n";
+      return 2;
+    }
+  }
+  const std::string backendName = options.backend.cpu ? "cpu" : "interp";
   std::vector<NodeTestCase> cases = discoverCases(options.dir, error);
   if (!error.empty()) {
     std::cerr << "error: " << error << "\n";
@@ -159,7 +199,19 @@ int main(int argc, char** argv) {
     if (filter && !std::regex_search(c.name, *filter))
       continue;
     ++selected;
-    CaseResult r = options.fork ? runCaseIsolated(c, options.timeoutSeconds) : runCase(c);
+    CaseResult r = options.fork ? runCaseIsolated(c, options.backend, options.timeoutSeconds)
+                                : runCase(c, options.backend);
+    if (skipList) {
+      const SkipList::Entry* listed = skipList->find(c.name, backendName);
+      if (r.outcome == Outcome::Skipped && !listed)
+        r = {Outcome::Failed, "skipped, but " + skipList->path() + " does not list it: " + r.reason};
+      else if (r.outcome == Outcome::Passed && listed)
+        r = {Outcome::Failed, "passes, but " + skipList->path() + ":" +
+                                  std::to_string(listed->line) + " lists it as skipped ('" +
+                                  listed->reason + "'): remove or narrow that entry"};
+      else if (r.outcome == Outcome::Skipped)
+        r.reason = listed->reason + " [" + r.reason + "]";
+    }
     OpCounts& counts = perOp[c.opLabel];
     switch (r.outcome) {
     case Outcome::Passed: ++passed, ++counts.passed; break;
@@ -183,7 +235,7 @@ int main(int argc, char** argv) {
   }
 
   if (options.verbose) {
-    std::cout << "\nPer op (passed / failed / skipped):\n";
+    std::cout << "\nBackend: " << describe(options.backend) << "\nPer op (passed / failed / skipped):\n";
     for (const auto& [op, n] : perOp) {
       std::cout << "  " << op << ": " << n.passed << " / " << n.failed << " / " << n.skipped
                 << "\n";

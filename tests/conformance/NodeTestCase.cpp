@@ -1,7 +1,6 @@
 // Finding ONNX backend node test cases on disk and running each one, in-process or in a child.
 #include "tests/conformance/NodeTestCase.h"
 
-#include "core/Interpreter.h"
 #include "core/onnx/OnnxImport.h"
 #include "tests/conformance/TensorCompare.h"
 
@@ -102,7 +101,8 @@ CaseResult fromError(const Error& error, const std::string& stage) {
 }
 
 /// Runs one test_data_set folder; nullopt when every output matches.
-std::optional<CaseResult> runDataSet(const Graph& graph, const fs::path& dataDir) {
+std::optional<CaseResult> runDataSet(const Graph& graph, const fs::path& dataDir,
+                                     const CaseBackend& backend) {
   const std::string set = dataDir.filename().string();
   std::vector<Tensor> inputs;
   for (const fs::path& p : numberedFiles(dataDir, "input")) {
@@ -122,12 +122,12 @@ std::optional<CaseResult> runDataSet(const Graph& graph, const fs::path& dataDir
     return failed(set + ": the data set has " + std::to_string(inputs.size()) +
                   " inputs but the imported graph has " + std::to_string(graph.inputs().size()));
 
-  auto result = interpret(graph, inputs);
+  auto result = runOnBackend(graph, inputs, backend);
   if (!result)
     return fromError(result.error(), set + ": run");
-  const std::vector<Tensor>& outputs = result->outputs;
+  const std::vector<Tensor>& outputs = *result;
   if (outputs.size() != expected.size())
-    return failed(set + ": the interpreter produced " + std::to_string(outputs.size()) +
+    return failed(set + ": " + describe(backend) + " produced " + std::to_string(outputs.size()) +
                   " outputs, expected " + std::to_string(expected.size()));
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string name = i < graph.outputs().size() && graph.outputs()[i]
@@ -183,7 +183,7 @@ std::vector<NodeTestCase> discoverCases(const fs::path& root, std::string& error
   return cases;
 }
 
-CaseResult runCase(const NodeTestCase& testCase) {
+CaseResult runCase(const NodeTestCase& testCase, const CaseBackend& backend) {
   auto graph = importOnnxFile((testCase.dir / "model.onnx").string());
   if (!graph)
     return fromError(graph.error(), "import");
@@ -201,13 +201,14 @@ CaseResult runCase(const NodeTestCase& testCase) {
     return failed("no test_data_set_* folder");
   std::sort(dataSets.begin(), dataSets.end());
   for (const auto& [k, dir] : dataSets) {
-    if (auto r = runDataSet(**graph, dir))
+    if (auto r = runDataSet(**graph, dir, backend))
       return *r;
   }
   return {Outcome::Passed, {}};
 }
 
-CaseResult runCaseIsolated(const NodeTestCase& testCase, int timeoutSeconds) {
+CaseResult runCaseIsolated(const NodeTestCase& testCase, const CaseBackend& backend,
+                           int timeoutSeconds) {
   int resultPipe[2], logPipe[2];
   if (::pipe2(resultPipe, O_CLOEXEC) != 0)
     return failed(std::string("pipe: ") + std::strerror(errno));
@@ -233,7 +234,7 @@ CaseResult runCaseIsolated(const NodeTestCase& testCase, int timeoutSeconds) {
     ::dup2(logPipe[1], STDERR_FILENO);
     ::close(resultPipe[0]);
     ::close(logPipe[0]);
-    CaseResult r = runCase(testCase);
+    CaseResult r = runCase(testCase, backend);
     writeAll(resultPipe[1], std::string(1, char(r.outcome)) + r.reason);
     // _exit: the parent's atexit handlers and static destructors are not the child's to run.
     ::_exit(0);

@@ -1,6 +1,8 @@
 // One ONNX backend node test case (model.onnx + test_data_set_*), found on disk and run in isolation.
 #pragma once
 
+#include "tests/conformance/CaseBackend.h"
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -29,11 +31,12 @@ struct NodeTestCase {
 /// empty list and sets `error` when `root` cannot be read.
 std::vector<NodeTestCase> discoverCases(const std::filesystem::path& root, std::string& error);
 
-/// Imports, runs and checks every data set of one case in this process.
-CaseResult runCase(const NodeTestCase& testCase);
+/// Imports, runs on `backend` and checks every data set of one case in this process.
+CaseResult runCase(const NodeTestCase& testCase, const CaseBackend& backend);
 
 /// Runs runCase in a forked child so that a crash, an assertion or a hang in one case is reported
 /// as that case's failure instead of ending the run. Kills the child after `timeoutSeconds`.
-CaseResult runCaseIsolated(const NodeTestCase& testCase, int timeoutSeconds);
+CaseResult runCaseIsolated(const NodeTestCase& testCase, const CaseBackend& backend,
+                           int timeoutSeconds);
 
 } // namespace fb::conformance
