@@ -37,10 +37,13 @@ OpCost nodeCost(const Node& node) {
 
 static void countOps(const Graph& g, std::map<std::string, size_t>& ops) {
   for (const auto& n : g.nodes()) {
-    if (n->op() == OpKind::Fused && n->body())
+    if (n->op() == OpKind::Fused && n->body()) {
       countOps(*n->body(), ops);
-    else
-      ++ops[opName(n->op())];
+      continue;
+    }
+    ++ops[opName(n->op())];
+    for (const NodeBody& b : n->bodies()) // an If's branches, a Loop's body
+      countOps(*b.graph, ops);
   }
 }
 

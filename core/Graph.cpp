@@ -91,10 +91,42 @@ void Node::addProvenanceFrom(const Node& other) {
   setProvenance(std::move(ids));
 }
 
+Graph* Node::body() const {
+  return m_op == OpKind::Fused && !m_bodies.empty() ? m_bodies.front().graph.get() : nullptr;
+}
+
 void Node::setBody(std::unique_ptr<Graph> body) {
-  m_body = std::move(body);
-  if (m_body)
-    m_body->m_parent = m_graph;
+  m_bodies.clear();
+  if (body)
+    addBody("body", std::move(body));
+}
+
+Graph* Node::bodyNamed(std::string_view role) const {
+  for (const NodeBody& b : m_bodies)
+    if (b.role == role)
+      return b.graph.get();
+  return nullptr;
+}
+
+Graph* Node::addBody(std::string role, std::unique_ptr<Graph> body) {
+  assert(body && "addBody without a graph");
+  assert(!bodyNamed(role) && "addBody: the role is taken");
+  body->m_parent = m_graph;
+  body->m_parentNode = this;
+  Graph* raw = body.get();
+  m_bodies.push_back(NodeBody{std::move(role), std::move(body)});
+  return raw;
+}
+
+void Node::replaceBody(std::string_view role, std::unique_ptr<Graph> body) {
+  for (NodeBody& b : m_bodies)
+    if (b.role == role) {
+      body->m_parent = m_graph;
+      body->m_parentNode = this;
+      b.graph = std::move(body);
+      return;
+    }
+  assert(false && "replaceBody: no body with this role");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -130,8 +162,8 @@ size_t Graph::makeNodeNamesUnique() {
   std::unordered_set<std::string> seen;
   size_t renamed = 0;
   for (const auto& n : m_nodes) {
-    if (n->body())
-      renamed += n->body()->makeNodeNamesUnique();
+    for (const NodeBody& b : n->bodies())
+      renamed += b.graph->makeNodeNamesUnique();
     if (n->name().empty() || seen.insert(n->name()).second)
       continue;
     for (size_t k = 1;; ++k) {
@@ -175,6 +207,13 @@ void Graph::renameValue(Value* v, const std::string& name) {
   m_valueByName.erase(v->m_name);
   v->m_name = name;
   m_valueByName[name] = v;
+}
+
+void Graph::setInputOrder(std::vector<Value*> order) {
+  assert(order.size() == m_inputs.size() &&
+         std::is_permutation(order.begin(), order.end(), m_inputs.begin()) &&
+         "setInputOrder must keep the same inputs");
+  m_inputs = std::move(order);
 }
 
 Value* Graph::findValue(const std::string& name) const {
@@ -287,8 +326,8 @@ Node* Graph::findNode(NodeId id) const {
   for (const auto& n : m_nodes) {
     if (n->m_id == id)
       return n.get();
-    if (n->m_body)
-      if (Node* inner = n->m_body->findNode(id))
+    for (const NodeBody& b : n->m_bodies)
+      if (Node* inner = b.graph->findNode(id))
         return inner;
   }
   return nullptr;
@@ -369,12 +408,13 @@ void Graph::cloneInto(Graph& dst, std::unordered_map<const Value*, Value*>& map)
       nn->m_outputs[i]->m_shapeValue = n->m_outputs[i]->m_shapeValue;
       map[n->m_outputs[i]] = nn->m_outputs[i];
     }
-    if (n->m_body) {
-      auto body = std::make_unique<Graph>(n->m_body->m_name);
+    for (const NodeBody& b : n->m_bodies) {
+      auto body = std::make_unique<Graph>(b.graph->m_name);
       body->m_parent = &dst;
+      body->m_parentNode = nn;
       std::unordered_map<const Value*, Value*> bodyMap;
-      n->m_body->cloneInto(*body, bodyMap);
-      nn->m_body = std::move(body);
+      b.graph->cloneInto(*body, bodyMap);
+      nn->m_bodies.push_back(NodeBody{b.role, std::move(body)});
     }
   }
   for (Value* out : m_outputs)

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -80,8 +81,16 @@ private:
   Graph* m_graph = nullptr;   // the owning graph
 };
 
+/// A sub-graph owned by a node: a fused group's body, an If's `then_branch`/`else_branch`, a
+/// Loop's or Scan's `body`. Bodies are closed: every value a body reads is one of its inputs (the
+/// importer turns reads of enclosing-scope values into explicit operands, see docs/decisions.md).
+struct NodeBody {
+  std::string role;             ///< the ONNX attribute it stands for ("then_branch", "body")
+  std::unique_ptr<Graph> graph; ///< owned
+};
+
 /// An operation: op kind, attributes, input values (nullptr for an absent optional input) and
-/// output values. A node of kind Fused owns a body sub-graph.
+/// output values. A fused group owns one body sub-graph; If, Loop and Scan own named bodies.
 class Node {
 public:
   NodeId id() const { return m_id; }
@@ -120,9 +129,21 @@ public:
   /// node's own id joins the set, so it still says it was made from itself too.
   void absorbProvenanceOf(const Node& other);
 
-  /// The body of a fused group; nullptr for other ops.
-  Graph* body() const { return m_body.get(); }
+  /// The body of a fused group; nullptr for other ops (an If's branches are not "the body": see
+  /// bodies()).
+  Graph* body() const;
+  /// Makes `body` the one body of a fused group (role "body"), replacing any other.
   void setBody(std::unique_ptr<Graph> body);
+  /// Every sub-graph this node owns, in order: one for a fused group, then/else for If, the body
+  /// of Loop and Scan; empty for other ops. Walks over a whole model recurse through these.
+  const std::vector<NodeBody>& bodies() const { return m_bodies; }
+  bool hasBodies() const { return !m_bodies.empty(); }
+  /// The body with this role, or nullptr.
+  Graph* bodyNamed(std::string_view role) const;
+  /// Appends a body under `role` (which must be new) and returns it.
+  Graph* addBody(std::string role, std::unique_ptr<Graph> body);
+  /// Replaces the graph of the body with this role (which must exist).
+  void replaceBody(std::string_view role, std::unique_ptr<Graph> body);
   Graph* graph() const { return m_graph; }
 
 private:
@@ -134,7 +155,7 @@ private:
   std::vector<Value*> m_inputs;  // not owned; nullptr for an absent optional input
   std::vector<Value*> m_outputs; // owned by m_graph
   std::vector<NodeId> m_provenance;
-  std::unique_ptr<Graph> m_body; // owned body of a fused group
+  std::vector<NodeBody> m_bodies; // owned sub-graphs (fused body, branches, loop body)
   Graph* m_graph = nullptr;
 };
 
@@ -152,8 +173,10 @@ public:
   /// The ONNX default-domain opset the graph's op semantics follow (17 after import).
   int64_t opset() const { return m_opset; }
   void setOpset(int64_t opset) { m_opset = opset; }
-  /// The graph that owns the fused group whose body this is; nullptr for a model's graph.
+  /// The graph that owns the node whose body this is; nullptr for a model's graph.
   Graph* parent() const { return m_parent; }
+  /// The node whose body this is; nullptr for a model's graph.
+  Node* parentNode() const { return m_parentNode; }
 
   // -- values --
   Value* addInput(const std::string& name, TensorType type);
@@ -170,6 +193,8 @@ public:
   void eraseValue(Value* v);
   /// Looks a value up by name.
   Value* findValue(const std::string& name) const;
+  /// Reorders the inputs; `order` must hold exactly the current inputs.
+  void setInputOrder(std::vector<Value*> order);
   /// A name not yet used in this graph, derived from `base`.
   std::string uniqueValueName(const std::string& base);
   /// Renames a value (the new name must be unused).
@@ -225,6 +250,7 @@ private:
   std::string m_name;
   int64_t m_opset = 17;
   Graph* m_parent = nullptr;                  // not owned
+  Node* m_parentNode = nullptr;               // not owned: the node that owns this body
   std::vector<std::unique_ptr<Node>> m_nodes; // owned, in execution order
   std::vector<std::unique_ptr<Value>> m_values; // owned: inputs, constants, node outputs
   std::vector<Value*> m_inputs;

@@ -67,22 +67,23 @@ std::string operandKey(const Value* v) {
 }
 
 /// Summarizes how two fused-group bodies differ, as details of the group node.
-void compareBodies(const Graph& x, const Graph& y, std::vector<std::string>& out) {
+void compareBodies(const Graph& x, const Graph& y, std::vector<std::string>& out,
+                   const std::string& label = "body") {
   GraphDiff d = diffGraphs(x, y);
   for (NodeId id : d.removed)
-    out.push_back("body: removed #" + std::to_string(id));
+    out.push_back(label + ": removed #" + std::to_string(id));
   for (NodeId id : d.added)
-    out.push_back("body: added #" + std::to_string(id));
+    out.push_back(label + ": added #" + std::to_string(id));
   for (const NodeChange& c : d.changed)
     for (const std::string& detail : c.details)
-      out.push_back("body: #" + std::to_string(c.id) + " " + detail);
+      out.push_back(label + ": #" + std::to_string(c.id) + " " + detail);
   size_t nout = std::max(x.outputs().size(), y.outputs().size());
   for (size_t i = 0; i < nout; ++i) {
     const Value* a = i < x.outputs().size() ? x.outputs()[i] : nullptr;
     const Value* b = i < y.outputs().size() ? y.outputs()[i] : nullptr;
     std::string ka = operandKey(a), kb = operandKey(b);
     if (ka != kb)
-      out.push_back("body: output " + std::to_string(i) + ": " + ka + " -> " + kb);
+      out.push_back(label + ": output " + std::to_string(i) + ": " + ka + " -> " + kb);
   }
 }
 
@@ -133,6 +134,12 @@ void compareNodes(const Node& x, const Node& y, std::vector<std::string>& out) {
                   idList(y.provenance()));
   if (x.body() && y.body())
     compareBodies(*x.body(), *y.body(), out);
+  else
+    for (const NodeBody& bx : x.bodies()) // an If's branches, a Loop's body: matched by role
+      if (const Graph* by = y.bodyNamed(bx.role))
+        compareBodies(*bx.graph, *by, out, bx.role);
+      else
+        out.push_back("body " + bx.role + ": removed");
 }
 
 /// Every id a node stands for: itself and what it was made from, and its body's nodes.

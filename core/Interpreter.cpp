@@ -64,6 +64,20 @@ static Status evalGuarded(const OpInfo& info, EvalContext& ctx, const Node& n) {
   }
 }
 
+Expected<std::vector<Tensor>> evaluateNode(const Node& node, std::vector<Tensor> inputs) {
+  const OpInfo& info = node.info();
+  if (!info.eval)
+    return makeError(node.describe(), ": the interpreter has no kernel for ", info.name);
+  if (inputs.size() != node.numInputs())
+    return makeError(node.describe(), ": ", inputs.size(), " operands given for ",
+                     node.numInputs());
+  EvalContext ctx(node, std::move(inputs));
+  FB_TRY(evalGuarded(info, ctx, node));
+  for (size_t i = 0; i < node.numOutputs(); ++i)
+    FB_TRY(checkOutput(node, i, ctx.outputs()[i]));
+  return std::move(ctx.outputs());
+}
+
 Expected<InterpretResult> interpret(const Graph& graph, const std::vector<Tensor>& inputs,
                                     const InterpretOptions& options) {
   if (inputs.size() != graph.inputs().size())

@@ -27,6 +27,11 @@ struct InterpretResult {
 Expected<InterpretResult> interpret(const Graph& graph, const std::vector<Tensor>& inputs,
                                     const InterpretOptions& options = {});
 
+/// Evaluates one node on operand tensors (an absent optional operand is an invalid Tensor) with
+/// its interpreter kernel, bodies included, and checks the results against the node's types.
+/// The CPU executor runs control-flow nodes this way.
+Expected<std::vector<Tensor>> evaluateNode(const Node& node, std::vector<Tensor> inputs);
+
 /// Checks one input tensor against a graph input's declared type, binding symbolic dims.
 Status checkInputAgainstType(const Value& input, const Tensor& t,
                              std::unordered_map<std::string, int64_t>& bindings);

@@ -1,5 +1,6 @@
 // Graph verifier.
 #include "core/Verifier.h"
+#include "core/ControlFlow.h"
 #include "core/ShapeInference.h"
 
 #include <algorithm>
@@ -74,8 +75,10 @@ public:
       }
       if (n.op() == OpKind::Fused)
         FB_TRY(verifyFused(n));
-      else if (n.body())
-        return makeError(n.describe(), ": only fused groups may have a body");
+      else if (isControlFlowOp(n.op()))
+        FB_TRY(verifyControlFlow(n));
+      else if (n.hasBodies())
+        return makeError(n.describe(), ": only fused groups, If, Loop and Scan have bodies");
     }
     for (const Value* out : g.outputs()) {
       if (!out)
@@ -92,9 +95,15 @@ public:
   Status verifyTypes(const Graph& g) {
     auto copy = g.clone();
     FB_TRY(inferShapes(*copy));
+    return compareTypes(g, *copy);
+  }
+
+private:
+  /// Stored types of `g` (and its bodies) against those of its re-inferred copy.
+  static Status compareTypes(const Graph& g, const Graph& copy) {
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       const Node& n = *g.nodes()[i];
-      const Node& c = *copy->nodes()[i];
+      const Node& c = *copy.nodes()[i];
       for (size_t k = 0; k < n.numOutputs(); ++k) {
         const TensorType& have = n.output(k)->type();
         const TensorType& want = c.output(k)->type();
@@ -102,11 +111,16 @@ public:
           return makeError(n.describe(), ": output '", n.output(k)->name(), "' is typed ",
                            have.str(), " but the op table infers ", want.str());
       }
+      for (size_t b = 0; b < n.bodies().size(); ++b) {
+        Status st = compareTypes(*n.bodies()[b].graph, *c.bodies()[b].graph);
+        if (!st.ok())
+          return st.error().withContext("in body '" + n.bodies()[b].role + "' of " +
+                                        n.describe());
+      }
     }
     return Status::success();
   }
 
-private:
   static std::string arity(int lo, int hi) {
     if (hi < 0)
       return std::to_string(lo) + " or more";
@@ -122,10 +136,23 @@ private:
     return Status::success();
   }
 
+  Status verifyControlFlow(const Node& n) {
+    FB_ASSIGN_OR_RETURN(ControlFlowLayout l, controlFlowLayout(n));
+    for (size_t i = 0; i < l.numCaptures; ++i)
+      if (!n.input(l.firstCapture + i))
+        return makeError(n.describe(), ": captured operand ", l.firstCapture + i, " is absent");
+    for (const NodeBody& b : n.bodies()) {
+      Status st = verifyGraph(*b.graph);
+      if (!st.ok())
+        return st.error().withContext("in body '" + b.role + "' of " + n.describe());
+    }
+    return Status::success();
+  }
+
   Status verifyFused(const Node& n) {
     const Graph* body = n.body();
-    if (!body)
-      return makeError(n.describe(), ": fused group has no body");
+    if (!body || n.bodies().size() != 1)
+      return makeError(n.describe(), ": fused group must have exactly one body");
     if (body->inputs().size() != n.numInputs())
       return makeError(n.describe(), ": body takes ", body->inputs().size(),
                        " inputs but the group has ", n.numInputs());

@@ -13,7 +13,7 @@ struct VerifyOptions {
 
 /// Checks that the graph is well formed: SSA (each value defined once, before its uses, in this
 /// graph), acyclic, use lists consistent, arities within the op table's limits, unique node ids,
-/// fused-group bodies consistent with their nodes, constants consistent with their types, and
+/// bodies (fused groups, If/Loop/Scan) closed and consistent with their nodes, constants consistent with their types, and
 /// (optionally) stored types equal to what shape inference computes. The error names the node.
 Status verify(const Graph& graph, const VerifyOptions& options = {});
 

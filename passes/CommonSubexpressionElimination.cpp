@@ -58,7 +58,8 @@ std::string expressionKey(const Node& n) {
 ///   1. merge constants with identical dtype, shape and bytes (exporters often repeat them);
 ///   2. walk nodes in execution order, keyed by (op, canonical operands); a node whose key and
 ///      attributes match an earlier node's is replaced by it (all outputs redirected), then
-///      erased. Fused groups and nodes without outputs are left alone.
+///      erased. Nodes with bodies (fused groups, If, Loop, Scan: equal operands do not
+///      make equal bodies) and nodes without outputs are left alone.
 class CsePass : public Pass {
 public:
   std::string name() const override { return "cse"; }
@@ -78,7 +79,7 @@ public:
     for (const auto& n : graph.nodes())
       order.push_back(n.get());
     for (Node* n : order) {
-      if (n->op() == OpKind::Fused || n->numOutputs() == 0 || !isDeterministic(*n))
+      if (n->hasBodies() || n->numOutputs() == 0 || !isDeterministic(*n))
         continue;
       const std::string key = expressionKey(*n);
       Node* match = nullptr;

@@ -1,6 +1,7 @@
 // fold-constants: evaluates sub-graphs whose inputs are all known at compile time.
 #include "core/ShapeInference.h"
 #include "core/ops/OpContext.h"
+#include "passes/InlineBranch.h"
 #include "passes/Passes.h"
 
 namespace fb {
@@ -43,6 +44,9 @@ std::vector<Value*> replaceWithConstants(Graph& graph, Node* n, std::vector<Tens
 ///      walk folds nothing;
 ///   6. the intermediate constants this walk created and then consumed are erased, so a folded
 ///      chain leaves one constant. Constants the model had before are left to dce.
+///   6. an If whose condition is constant is replaced by the branch it takes (inlined; its nodes
+///      are then visited by the same walk). No other node with a body is evaluated: a Loop or
+///      Scan may run for long, and folding never looks inside bodies.
 /// A kernel that rejects its constant operands (or is not implemented) leaves the node as it is:
 /// folding must not turn what fails at run time, if ever reached, into a compile-time error.
 class FoldConstantsPass : public Pass {
@@ -72,15 +76,30 @@ public:
     // A folded operand can make types downstream static (a Range whose limit became a constant),
     // and a static type lets Shape/Size fold in turn: walk again after re-inferring, until a walk
     // folds nothing. Each round folds at least one node, so this ends.
+    size_t inlinedIfs = 0;
     for (bool again = true; again; ++rounds) {
       FB_TRY(inferShapes(graph));
-      size_t before = folded;
+      size_t before = folded + inlinedIfs;
       skipped = 0;
       std::vector<Node*> order;
       for (const auto& n : graph.nodes())
         order.push_back(n.get());
-      for (Node* n : order) {
-        if (n->op() == OpKind::Fused)
+      for (size_t k = 0; k < order.size(); ++k) {
+        Node* n = order[k];
+        if (n->op() == OpKind::If) {
+          const NodeId id = n->id();
+          std::vector<Node*> inlined = inlineConstantIf(graph, n);
+          if (inlined.empty())
+            continue;
+          std::vector<NodeId> by;
+          for (Node* m : inlined)
+            by.push_back(m->id());
+          ctx.logReplaced(id, by, "constant condition: the taken branch is inlined");
+          order.insert(order.end(), inlined.begin(), inlined.end());
+          ++inlinedIfs;
+          continue;
+        }
+        if (n->hasBodies())
           continue;
         auto values = tryFold(*n, cap);
         if (!values.ok()) {
@@ -94,17 +113,20 @@ public:
           created.push_back(c);
         ++folded;
       }
-      again = folded > before;
+      again = folded + inlinedIfs > before;
     }
     for (Value* c : created)
       if (!c->hasUses() && !c->isGraphOutput())
         graph.eraseValue(c);
     ctx.addStatistic("nodes folded", double(folded));
     ctx.addStatistic("rounds", double(rounds));
+    if (inlinedIfs)
+      ctx.addStatistic("If branches inlined", double(inlinedIfs));
     if (skipped)
       ctx.addStatistic("kernels that rejected constant operands", double(skipped));
-    ctx.setSummary("folded " + std::to_string(folded) + " nodes into constants");
-    return folded > 0;
+    ctx.setSummary("folded " + std::to_string(folded) + " nodes into constants" +
+                   (inlinedIfs ? ", inlined " + std::to_string(inlinedIfs) + " If branches" : ""));
+    return folded + inlinedIfs > 0;
   }
 
 private:

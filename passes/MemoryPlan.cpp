@@ -85,6 +85,8 @@ Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& opt
     for (const Value* out : nodes[i]->outputs()) {
       if (out->isGraphOutput())
         continue;
+      if (!out->type().isStatic() && options.skipDynamic)
+        continue;
       if (!out->type().isStatic())
         return Error("plan-memory needs static shapes: value %" + out->name() + " has type " +
                          out->type().str(),

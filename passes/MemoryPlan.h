@@ -25,6 +25,9 @@ struct BufferAssignment {
 struct MemoryPlanOptions {
   int64_t alignment = 64; ///< every buffer's size is rounded up to a multiple of this
   bool inPlace = true;    ///< let elementwise ops overwrite an input that dies at them
+  /// Leave values of non-static type out of the plan instead of failing (the CPU executor keeps
+  /// the results of interpreted control-flow kernels as tensors of their own).
+  bool skipDynamic = false;
 };
 
 /// A static memory plan: every intermediate with its offset, and the totals.

@@ -245,6 +245,56 @@ def make_dynamic_batch():
                    [tensor_info("output", ["N", 10])])
 
 
+def make_control_flow():
+    """If and Loop whose bodies read outer values (Fusebox makes those explicit captures):
+    h = Relu(x W + b); y = If(flag, then: h * 2 + b, else: Sigmoid(-h));
+    three Loop iterations v <- Tanh(v W) + i carry y and stack each v as a scan output."""
+    g = GraphBuilder(seed=7)
+    d = 8
+    w = g.weight("w", (d, d), d)
+    b = g.bias("b", d)
+    h = g.relu(g.node("Add", [g.node("MatMul", ["input", w], "/fc/MatMul"), b], "/fc/Add"), "fc")
+
+    then_nodes = [
+        helper.make_node("Constant", [], ["two"], name="/then/Constant",
+                         value=numpy_helper.from_array(np.array(2.0, dtype=np.float32))),
+        helper.make_node("Mul", [h, "two"], ["then_scaled"], name="/then/Mul"),
+        helper.make_node("Add", ["then_scaled", b], ["then_out"], name="/then/Add"),
+    ]
+    else_nodes = [
+        helper.make_node("Neg", [h], ["else_neg"], name="/else/Neg"),
+        helper.make_node("Sigmoid", ["else_neg"], ["else_out"], name="/else/Sigmoid"),
+    ]
+    then_branch = helper.make_graph(then_nodes, "then_body", [], [tensor_info("then_out", [1, d])])
+    else_branch = helper.make_graph(else_nodes, "else_body", [], [tensor_info("else_out", [1, d])])
+    g.nodes.append(helper.make_node("If", ["flag"], ["branch_out"], name="/If",
+                                    then_branch=then_branch, else_branch=else_branch))
+
+    body_nodes = [
+        helper.make_node("Identity", ["loop_cond_in"], ["loop_cond_out"], name="/loop/Identity"),
+        helper.make_node("MatMul", ["loop_v_in", w], ["loop_mm"], name="/loop/MatMul"),
+        helper.make_node("Tanh", ["loop_mm"], ["loop_tanh"], name="/loop/Tanh"),
+        helper.make_node("Cast", ["loop_iter"], ["loop_iter_f"], name="/loop/Cast",
+                         to=TensorProto.FLOAT),
+        helper.make_node("Add", ["loop_tanh", "loop_iter_f"], ["loop_v_out"], name="/loop/Add"),
+        helper.make_node("Identity", ["loop_v_out"], ["loop_scan"], name="/loop/Identity_1"),
+    ]
+    body = helper.make_graph(
+        body_nodes, "loop_body",
+        [helper.make_tensor_value_info("loop_iter", TensorProto.INT64, []),
+         helper.make_tensor_value_info("loop_cond_in", TensorProto.BOOL, []),
+         tensor_info("loop_v_in", [1, d])],
+        [helper.make_tensor_value_info("loop_cond_out", TensorProto.BOOL, []),
+         tensor_info("loop_v_out", [1, d]), tensor_info("loop_scan", [1, d])])
+    trips = g.i64("trip_count", 3)
+    g.nodes.append(helper.make_node("Loop", [trips, "", "branch_out"], ["output", "steps"],
+                                    name="/Loop", body=body))
+    return g.build("control_flow",
+                   [tensor_info("input", [1, d]),
+                    helper.make_tensor_value_info("flag", TensorProto.BOOL, [])],
+                   [tensor_info("output", [1, d]), tensor_info("steps", [3, 1, d])])
+
+
 SAMPLES = {
     "mlp": make_mlp,
     "small_cnn": make_small_cnn,
@@ -252,6 +302,7 @@ SAMPLES = {
     "mobilenet_v2_block": make_mobilenet_v2_block,
     "transformer_block": make_transformer_block,
     "dynamic_batch": make_dynamic_batch,
+    "control_flow": make_control_flow,
 }
 
 

@@ -169,6 +169,18 @@ void InspectorView::showNode(const workbench::NodeInspection& n, int snapshot) {
       ops << esc(op);
     html += QStringLiteral("<h3>Fused group</h3><div>%1 ops: %2</div>").arg(n.bodyNodes).arg(ops.join(" &rarr; "));
   }
+  for (const workbench::BodyInspection& b : n.bodies) {
+    html += QStringLiteral("<h3>Body %1</h3><div>graph @%2, %3 nodes</div>")
+                .arg(esc(b.role), esc(b.graph))
+                .arg(b.nodes);
+    html += QStringLiteral("<table><tr><th>input</th><th>from</th></tr>");
+    for (const auto& [value, source] : b.inputs)
+      html += QStringLiteral("<tr><td><code>%1</code></td><td>%2</td></tr>").arg(esc(value), esc(source));
+    html += QStringLiteral("<tr><th>output</th><th>becomes</th></tr>");
+    for (const auto& [value, dest] : b.outputs)
+      html += QStringLiteral("<tr><td><code>%1</code></td><td>%2</td></tr>").arg(esc(value), esc(dest));
+    html += QStringLiteral("</table>");
+  }
   if (!n.provenance.empty()) {
     html += QStringLiteral("<h3>Made from</h3><ul style=\"margin-top:0\">");
     for (const workbench::ProvenanceLink& link : n.provenance) {

@@ -69,6 +69,12 @@ Expected<EmittedCode> emitCode(const Graph& graph, const EmitRequest& request,
                  " (" + co.target.cpu + "), LLVM O" + std::to_string(level) + "\n" + asmText;
       break;
     }
+    // An interpreted kernel (If, Loop, Scan) has no code an object file could hold.
+    for (const cg::Kernel& k : kernels)
+      if (k.interpreted)
+        return makeUnsupported("--emit obj: kernel ", k.name, " (", k.opSummary,
+                               ") has no ahead-of-time code (it runs through the interpreter); "
+                               "control flow runs only in the JIT executor");
     FB_ASSIGN_OR_RETURN(out.object, cg::compileToObject(*m.module, *tm));
     cg::WeightBlob weights = cg::packWeights(kernels);
     out.header =

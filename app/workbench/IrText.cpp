@@ -13,8 +13,8 @@ namespace {
 void collectIds(const Graph& g, std::set<NodeId>& ids) {
   for (const auto& n : g.nodes()) {
     ids.insert(n->id());
-    if (n->body())
-      collectIds(*n->body(), ids);
+    for (const NodeBody& b : n->bodies())
+      collectIds(*b.graph, ids);
   }
 }
 

@@ -2,6 +2,7 @@
 #include "app/workbench/NodeInspection.h"
 
 #include "app/workbench/Session.h"
+#include "core/ControlFlow.h"
 #include "core/Cost.h"
 #include "core/ops/RecurrentSpec.h"
 #include "core/text/TextSyntax.h"
@@ -138,6 +139,68 @@ ConstantStats constantStats(const Value& constant, size_t bins, size_t previewCo
   return s;
 }
 
+namespace {
+
+std::string valueText(const Value* v) {
+  return v ? "%" + v->name() + " : " + v->type().str() : std::string("(absent)");
+}
+std::string refText(const Value* v) { return v ? "%" + v->name() : std::string("(absent)"); }
+
+/// What feeds each input of a control-flow node's bodies and what each output becomes.
+std::vector<BodyInspection> inspectBodies(const Node& node) {
+  std::vector<BodyInspection> out;
+  auto layout = controlFlowLayout(node);
+  if (!layout.ok())
+    return out;
+  const ControlFlowLayout& l = *layout;
+  const bool loop = node.op() == OpKind::Loop, scan = node.op() == OpKind::Scan;
+  for (const NodeBody& b : node.bodies()) {
+    BodyInspection bi;
+    bi.role = b.role;
+    bi.graph = b.graph->name();
+    bi.nodes = b.graph->numNodes();
+    const auto& ins = b.graph->inputs();
+    for (size_t i = 0; i < ins.size(); ++i) {
+      std::string source;
+      if (i >= l.bodyInputsBeforeCaptures) {
+        source = "capture of " + refText(node.input(l.firstCapture + i - l.bodyInputsBeforeCaptures));
+      } else if (loop && i == 0) {
+        source = "iteration number";
+      } else if (loop && i == 1) {
+        source = "condition (starts as " + refText(node.input(1)) + ")";
+      } else if (loop) {
+        source = "carried value " + std::to_string(i - 2) + " (starts as " +
+                 refText(node.input(i)) + ")";
+      } else if (scan && i < l.numCarried) {
+        source = "carried value " + std::to_string(i) + " (starts as " + refText(node.input(i)) + ")";
+      } else if (scan) {
+        source = "slice of scanned input " + std::to_string(i - l.numCarried) + " (" +
+                 refText(node.input(i)) + ")";
+      }
+      bi.inputs.emplace_back(valueText(ins[i]), source);
+    }
+    const auto& outs = b.graph->outputs();
+    for (size_t i = 0; i < outs.size(); ++i) {
+      std::string dest;
+      size_t k = loop ? i - 1 : i; // a Loop body's first output is the condition
+      if (loop && i == 0)
+        dest = "condition of the next iteration";
+      else if (node.op() == OpKind::If)
+        dest = "result " + std::to_string(i) + " (" + refText(node.output(i)) + ")";
+      else if (k < l.numCarried)
+        dest = "carried value " + std::to_string(k) + ", finally " + refText(node.output(k));
+      else
+        dest = "scan output " + std::to_string(k - l.numCarried) + ", stacked into " +
+               refText(node.output(k));
+      bi.outputs.emplace_back(valueText(outs[i]), dest);
+    }
+    out.push_back(std::move(bi));
+  }
+  return out;
+}
+
+} // namespace
+
 std::optional<NodeInspection> inspectNode(const Session& session, size_t snapshot, NodeId id) {
   if (snapshot >= session.snapshotCount())
     return std::nullopt;
@@ -174,6 +237,8 @@ std::optional<NodeInspection> inspectNode(const Session& session, size_t snapsho
     for (const auto& n : body->nodes())
       r.bodyOps.push_back(opName(n->op()));
   }
+  if (isControlFlowOp(node->op()))
+    r.bodies = inspectBodies(*node);
   for (NodeId from : node->provenance()) {
     ProvenanceLink link;
     link.id = from;

@@ -46,6 +46,20 @@ struct ProvenanceLink {
   std::string text;               ///< "#5 Conv \"/conv2/Conv\" (snapshot 0)"
 };
 
+/// One body of an If, Loop or Scan, with what feeds each of its inputs and what each of its
+/// outputs becomes.
+struct BodyInspection {
+  std::string role;  ///< "then_branch", "else_branch", "body"
+  std::string graph; ///< the body graph's name
+  size_t nodes = 0;
+  /// Per body input: "%name : type" and its source ("capture of %w", "iteration number",
+  /// "carried value 0 (starts as %v)", "slice of scanned input 0 (%x)").
+  std::vector<std::pair<std::string, std::string>> inputs;
+  /// Per body output: "%name : type" and what it becomes ("result 0 (%y)", "condition of the
+  /// next iteration", "carried value 0", "scan output 0 (%s), stacked").
+  std::vector<std::pair<std::string, std::string>> outputs;
+};
+
 /// Everything the inspector shows about one node.
 struct NodeInspection {
   NodeId id = 0;
@@ -60,6 +74,7 @@ struct NodeInspection {
   double intensity = 0; ///< flops / bytes (0 when the node moves nothing)
   size_t bodyNodes = 0; ///< nodes in a fused group's body
   std::vector<std::string> bodyOps; ///< the ops of a fused group's body, in order
+  std::vector<BodyInspection> bodies; ///< an If's branches, a Loop's or Scan's body
   std::vector<ProvenanceLink> provenance;
   std::vector<ConstantStats> constants; ///< statistics of each constant operand
   /// What the op computes, for a student (the gates and equations of RNN/GRU/LSTM with the

@@ -40,8 +40,8 @@ OverlayGraph buildOverlayGraph(const Graph& a, const Graph& b, const GraphDiff& 
     Node* ghost = g.addNode(n->op(), inputs, n->numOutputs(), names, n->name());
     ghost->attrs() = n->attrs();
     ghost->setProvenance({n->id()});
-    if (n->body())
-      ghost->setBody(n->body()->clone());
+    for (const NodeBody& b : n->bodies()) // a fused body, or an If's branches
+      ghost->addBody(b.role, b.graph->clone());
     for (size_t i = 0; i < n->numOutputs(); ++i) {
       ghost->output(i)->setType(n->output(i)->type());
       renamed[n->output(i)->name()] = ghost->output(i);

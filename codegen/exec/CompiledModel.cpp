@@ -6,6 +6,7 @@
 #include "codegen/llvm/ObjectEmitter.h"
 #include "codegen/llvm/Optimizer.h"
 #include "core/Cost.h"
+#include "core/Interpreter.h"
 #include "core/RandomInputs.h"
 #include "core/ShapeInference.h"
 #include "core/Verifier.h"
@@ -56,8 +57,8 @@ private:
 
 /// Where a kernel argument lives.
 struct ArgSlot {
-  enum class Kind { Fixed, Input, Output } kind = Kind::Fixed;
-  size_t index = 0;      ///< graph input / output index
+  enum class Kind { Fixed, Input, Output, Dynamic } kind = Kind::Fixed;
+  size_t index = 0;      ///< graph input / output index; Dynamic: the run's tensor table index
   void* ptr = nullptr;   ///< Fixed: the address
   // For the overlap test: which memory space and which byte range in it.
   int64_t space = 0, begin = 0, end = 0;
@@ -68,14 +69,14 @@ int64_t argBytes(const KernelArg& a) {
     return a.bytes;
   int64_t n = 1;
   for (int64_t s : a.sizes)
-    n *= s;
+    n *= std::max<int64_t>(s, 0);
   return n * int64_t(dtypeSize(a.dtype));
 }
 
 std::string shapeText(const KernelArg& a) {
   std::string s = std::string(dtypeName(a.dtype)) + "[";
   for (size_t i = 0; i < a.sizes.size(); ++i)
-    s += (i ? "," : "") + std::to_string(a.sizes[i]);
+    s += (i ? "," : "") + (a.sizes[i] < 0 ? std::string("?") : std::to_string(a.sizes[i]));
   return s + "]";
 }
 
@@ -95,13 +96,17 @@ struct CompiledModel::Impl {
   std::vector<DType> outputTypes;
   /// Per graph output: -1 when a kernel writes it, else how to fill it after the run.
   struct OutputSource {
-    enum class Kind { Kernel, Input, Constant, Output } kind = Kind::Kernel;
+    enum class Kind { Kernel, Input, Constant, Output, Dynamic } kind = Kind::Kernel;
     size_t index = 0;
     Tensor constant;
   };
   std::vector<OutputSource> outputSources;
   std::vector<KernelGenerator> generators;
   std::vector<Tensor> specialized; // per input: the values compiled in, or invalid
+  /// Values whose sizes are known only at run time: interpreted kernels pass them as tensors
+  /// through this table (one slot per value), which each run fills.
+  size_t numDynamicValues = 0;
+  std::vector<std::vector<int>> dynamicArgs; // per kernel, per argument: table slot or -1
   int threads = 0;
   Clock::time_point origin = Clock::now();
   // What kernelCode needs to rebuild a kernel's module as compile() built it.
@@ -131,7 +136,9 @@ Expected<std::unique_ptr<Graph>> bindOnce(const Graph& graph,
   for (size_t i = 0; i < specialize.size(); ++i) {
     const Tensor& t = specialize[i];
     Value* in = g->inputs()[i];
-    // A bool mask is compiled in only where it decides a shape (Compress's condition).
+    // A bool mask is compiled in only where it decides a shape (Compress's condition); on the
+    // retry (`floats`), a single bool too: a Loop's or If's condition decides how many
+    // iterations a scan output has or which branch's shape a result takes.
     auto decidesShape = [in] {
       for (const auto& u : in->uses())
         if (u.user->op() == OpKind::Compress && u.operand == 1)
@@ -141,7 +148,8 @@ Expected<std::unique_ptr<Graph>> bindOnce(const Graph& graph,
     bool small = t.valid() && in->type().dtype == t.dtype() && in->hasUses() &&
                  (((t.dtype() == DType::I64 || t.dtype() == DType::I32) && t.numElements() <= 64) ||
                   (floats && t.dtype() == DType::F32 && t.numElements() <= 8) ||
-                  (t.dtype() == DType::Bool && t.numElements() <= 64 && decidesShape()));
+                  (t.dtype() == DType::Bool && t.numElements() <= 64 && decidesShape()) ||
+                  (floats && t.dtype() == DType::Bool && t.numElements() == 1));
     if (!small)
       continue;
     Value* c = g->addConstant(g->uniqueValueName(in->name() + ".specialized"), t);
@@ -168,14 +176,19 @@ Expected<std::unique_ptr<Graph>> bindOnce(const Graph& graph,
     in->setType(t);
   }
   FB_TRY(inferShapes(*g));
+  // Results of interpreted kernels (control flow, and what reads their run-time shapes) may
+  // stay dynamic; every other value must become static.
   auto firstDynamic = [](const Graph& graph) -> std::optional<Error> {
-    for (const auto& node : graph.nodes())
+    for (const auto& node : graph.nodes()) {
+      if (runsInterpreted(*node))
+        continue;
       for (const Value* out : node->outputs())
         if (!out->type().isStatic())
           return makeUnsupported("value ", out->name(), " of ", node->describe(),
                                  " has a non-static type ", out->type().str(),
                                  " after binding the input sizes (the CPU backend compiles "
                                  "static shapes only)");
+    }
     return std::nullopt;
   };
   std::optional<Error> dynamic = firstDynamic(*g);
@@ -256,7 +269,9 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   FB_TRY(stage("plan memory", 0.15));
   std::unordered_map<std::string, int64_t> arenaOffset, arenaSize;
   if (options.useMemoryPlan) {
-    auto plan = planMemory(g);
+    MemoryPlanOptions mpo;
+    mpo.skipDynamic = true;
+    auto plan = planMemory(g, mpo);
     if (plan.ok()) {
       impl.arena = AlignedBuffer(plan->arenaBytes);
       stats.arenaBytes = plan->arenaBytes;
@@ -276,14 +291,25 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
     impl.inputSizes.push_back(g.inputs()[i]->type().staticSizes());
     impl.inputTypes.push_back(g.inputs()[i]->type().dtype);
   }
+  std::unordered_map<std::string, size_t> dynamicSlot; // value name → tensor table slot
+  auto dynamicSlotOf = [&](const std::string& name) {
+    auto [it, inserted] = dynamicSlot.emplace(name, impl.numDynamicValues);
+    if (inserted)
+      ++impl.numDynamicValues;
+    return it->second;
+  };
   for (size_t j = 0; j < g.outputs().size(); ++j) {
     const Value* v = g.outputs()[j];
-    if (!v->type().isStatic())
+    const bool dynamicOutput = !v->type().isStatic();
+    if (dynamicOutput && (!v->producer() || !runsInterpreted(*v->producer())))
       return makeError("output ", v->name(), " has a non-static type ", v->type().str());
-    impl.outputSizes.push_back(v->type().staticSizes());
+    impl.outputSizes.push_back(dynamicOutput ? std::vector<int64_t>{} : v->type().staticSizes());
     impl.outputTypes.push_back(v->type().dtype);
     Impl::OutputSource src;
-    if (auto it = outputIndex.find(v); it != outputIndex.end()) {
+    if (dynamicOutput) {
+      src.kind = Impl::OutputSource::Kind::Dynamic;
+      src.index = dynamicSlotOf(v->name());
+    } else if (auto it = outputIndex.find(v); it != outputIndex.end()) {
       src.kind = Impl::OutputSource::Kind::Output;
       src.index = it->second;
     } else if (v->isInput()) {
@@ -331,7 +357,11 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
         slot.end = slot.begin + bytes;
       };
       const Value* v = arg.role == KernelArg::Role::Scratch ? nullptr : g.findValue(arg.name);
-      if (arg.role == KernelArg::Role::Scratch) {
+      if (arg.dynamicShape) {
+        slot.kind = ArgSlot::Kind::Dynamic;
+        slot.index = dynamicSlotOf(arg.name);
+        slot.space = 4000000 + int64_t(slot.index);
+      } else if (arg.role == KernelArg::Role::Scratch) {
         fixed(impl.workspace.data() + scratchAt, 1);
         scratchAt += scratchSpan(bytes);
       } else if (arg.role == KernelArg::Role::Weight && arg.data && arg.data->valid()) {
@@ -381,9 +411,12 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
         if (slots[a].space == slots[b].space && slots[a].begin < slots[b].end &&
             slots[b].begin < slots[a].end)
           noAlias[k][a] = noAlias[k][b] = false;
+    impl.dynamicArgs.emplace_back(slots.size(), -1);
     for (size_t a = 0; a < slots.size(); ++a) {
       impl.args[k].push_back(slots[a].kind == ArgSlot::Kind::Fixed ? slots[a].ptr : nullptr);
-      if (slots[a].kind != ArgSlot::Kind::Fixed)
+      if (slots[a].kind == ArgSlot::Kind::Dynamic)
+        impl.dynamicArgs[k][a] = int(slots[a].index);
+      else if (slots[a].kind != ArgSlot::Kind::Fixed)
         impl.dynamic[k].emplace_back(a, slots[a]);
     }
   }
@@ -423,6 +456,10 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
         b.error = makeError("compilation cancelled");
         continue;
       }
+      if (kernels[k].interpreted) {
+        b.generator = KernelGenerator::Interpreted;
+        continue;
+      }
       KernelEmitOptions eo = options.emit;
       eo.noAliasArgs = noAlias[k];
       b.module.context = std::make_unique<llvm::LLVMContext>();
@@ -458,6 +495,8 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
     impl.generators.push_back(b.generator);
     stats.gemmKernels += b.generator == KernelGenerator::Gemm ? 1 : 0;
     symbols.push_back(b.symbol);
+    if (b.generator == KernelGenerator::Interpreted)
+      continue;
     if (seen.emplace(b.symbol, k).second)
       modules.push_back(std::move(b.module));
   }
@@ -466,10 +505,18 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   FB_TRY(stage("jit", 0.4));
   t = Clock::now();
   FB_TRY(impl.jit->addModules(std::move(modules)));
-  for (const std::string& symbol : symbols) {
-    FB_ASSIGN_OR_RETURN(FbKernelFn fn, impl.jit->lookupKernel(symbol));
+  for (size_t k = 0; k < symbols.size(); ++k) {
+    if (kernels[k].interpreted) {
+      impl.fns.push_back(nullptr); // run() interprets the node
+      ++stats.interpretedKernels;
+      continue;
+    }
+    FB_ASSIGN_OR_RETURN(FbKernelFn fn, impl.jit->lookupKernel(symbols[k]));
     impl.fns.push_back(fn);
   }
+  if (stats.interpretedKernels > 0)
+    stats.notes.push_back(std::to_string(stats.interpretedKernels) +
+                          " control-flow kernels run through the interpreter");
   stats.jitMs = msSince(t);
   stats.kernels = int(kernels.size());
   JitStats js = impl.jit->stats();
@@ -497,6 +544,13 @@ Expected<KernelCode> CompiledModel::kernelCode(size_t index) const {
   code.flops = kern.flops;
   code.bytes = kern.bytes;
   code.loops = kernelLoopText(kern);
+  if (kern.interpreted) {
+    code.generator = kernelGeneratorName(KernelGenerator::Interpreted);
+    code.llvmRaw = code.llvmOptimized = code.assembly =
+        "; " + kern.name + " has no code: the executor runs " + kern.opSummary +
+        " with the reference interpreter\n";
+    return code;
+  }
   if (kern.gemm)
     if (auto blocking = describeGemmBlocking(kern); blocking.ok())
       code.blocking = *blocking;
@@ -579,6 +633,54 @@ static Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& a
   return Status::success();
 }
 
+/// Runs an interpreted kernel (a control-flow node): copies its bound operands into tensors,
+/// evaluates the node with the interpreter's kernel (which interprets the bodies), and copies
+/// the results, which must have the compiled sizes, into their bound buffers.
+static Status runInterpretedKernel(const Kernel& kern, const Graph& graph,
+                                   const std::vector<void*>& args,
+                                   const std::vector<int>& dynamicArgs,
+                                   std::vector<Tensor>& dynamicValues) {
+  const Node* node = kern.nodes.empty() ? nullptr : graph.findNode(kern.nodes[0]);
+  if (!node)
+    return makeError("kernel ", kern.name, ": its node is missing from the compiled graph");
+  std::vector<Tensor> ins;
+  size_t a = 0;
+  for (const Value* in : node->inputs()) {
+    if (!in) {
+      ins.emplace_back();
+      continue;
+    }
+    const KernelArg& arg = kern.args.at(a);
+    if (dynamicArgs[a] >= 0) {
+      ins.push_back(dynamicValues[size_t(dynamicArgs[a])]);
+      ++a;
+      continue;
+    }
+    FB_ASSIGN_OR_RETURN(Tensor t, Tensor::create(arg.dtype, arg.sizes));
+    if (t.byteSize())
+      std::memcpy(t.mutableRawData(), args[a], t.byteSize());
+    ins.push_back(std::move(t));
+    ++a;
+  }
+  FB_ASSIGN_OR_RETURN(std::vector<Tensor> outs, evaluateNode(*node, std::move(ins)));
+  for (size_t i = 0; i < node->numOutputs(); ++i, ++a) {
+    const KernelArg& arg = kern.args.at(a);
+    Tensor& t = outs[i];
+    if (dynamicArgs[a] >= 0) {
+      dynamicValues[size_t(dynamicArgs[a])] = std::move(t);
+      continue;
+    }
+    if (!t.valid() || t.dtype() != arg.dtype || t.sizes() != arg.sizes)
+      return makeError(node->describe(), ": result ", i, " is ",
+                       t.valid() ? t.type().str() : std::string("missing"),
+                       " at run time but was compiled as ", shapeText(arg),
+                       " (recompile for these inputs)");
+    if (t.byteSize())
+      std::memcpy(args[a], t.rawData(), t.byteSize());
+  }
+  return Status::success();
+}
+
 Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inputs,
                                                  Profile* profile) {
   Impl& impl = *m_impl;
@@ -603,7 +705,11 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
     fb_set_num_threads(impl.threads);
   std::vector<Tensor> outputs;
   for (size_t j = 0; j < impl.outputSizes.size(); ++j)
-    outputs.emplace_back(impl.outputTypes[j], impl.outputSizes[j]);
+    if (impl.outputSources[j].kind == Impl::OutputSource::Kind::Dynamic)
+      outputs.emplace_back(); // filled from the run's tensor table
+    else
+      outputs.emplace_back(impl.outputTypes[j], impl.outputSizes[j]);
+  std::vector<Tensor> dynamicValues(impl.numDynamicValues);
   int runIndex = profile ? int(profile->runs.size()) : 0;
   auto runStart = Clock::now();
   auto us = [&](Clock::time_point tp) {
@@ -617,6 +723,16 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
                     : outputs[slot.index].mutableRawData();
     if (k < m_kernels.size() && !m_kernels[k].indexChecks.empty())
       FB_TRY(checkKernelIndices(m_kernels[k], args));
+    if (!impl.fns[k]) {
+      auto t0 = Clock::now();
+      FB_TRY(runInterpretedKernel(m_kernels[k], *m_graph, args, impl.dynamicArgs[k],
+                                  dynamicValues));
+      if (profile)
+        profile->events.push_back({int(k), runIndex, us(t0),
+                                   std::chrono::duration<double, std::micro>(Clock::now() - t0)
+                                       .count()});
+      continue;
+    }
     if (profile) {
       auto t0 = Clock::now();
       impl.fns[k](args.data());
@@ -634,6 +750,7 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
     case Impl::OutputSource::Kind::Input: outputs[j] = inputs[src.index]; break;
     case Impl::OutputSource::Kind::Constant: outputs[j] = src.constant; break;
     case Impl::OutputSource::Kind::Output: outputs[j] = outputs[src.index]; break;
+    case Impl::OutputSource::Kind::Dynamic: outputs[j] = dynamicValues[src.index]; break;
     }
   }
   if (profile)

@@ -73,6 +73,7 @@ struct CompileStats {
   double optimizeMs = 0, codegenMs = 0; ///< summed over compile threads (cache misses only)
   int kernels = 0, gemmKernels = 0, cacheHits = 0;
   int distinctKernels = 0;     ///< kernels after sharing identical code
+  int interpretedKernels = 0;  ///< control-flow kernels the executor runs with the interpreter
   int64_t arenaBytes = 0;      ///< the activations arena (0 without a plan)
   int64_t separateBytes = 0;   ///< activations allocated one by one (no plan, or not in it)
   int64_t weightBytes = 0;     ///< constants and packed panels bound to kernels

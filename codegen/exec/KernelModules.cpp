@@ -19,6 +19,7 @@ const char* kernelGeneratorName(KernelGenerator g) {
   case KernelGenerator::Loops: return "loops";
   case KernelGenerator::Gemm: return "gemm";
   case KernelGenerator::Depthwise: return "dwconv";
+  case KernelGenerator::Interpreted: return "interpreted";
   }
   __builtin_unreachable();
 }
@@ -99,6 +100,8 @@ Expected<JitModule> buildModelModule(const std::vector<Kernel>& kernels, const s
   result.module = newModule(*result.context, name, target, st);
   FB_TRY(st);
   for (const Kernel& k : kernels) {
+    if (k.interpreted)
+      continue; // run by the executor through the interpreter: no code to link
     FB_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m,
                         buildKernelModule(*result.context, k, target, options));
     if (llvm::Linker::linkModules(*result.module, std::move(m)))

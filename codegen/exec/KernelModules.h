@@ -31,7 +31,8 @@ struct KernelEmitOptions {
 enum class KernelGenerator {
   Loops,    ///< the loop-nest emitter (codegen/llvm)
   Gemm,     ///< the BLIS-style GEMM generator (codegen/gemm/GemmEmitter.h)
-  Depthwise ///< the direct depthwise-convolution generator (codegen/gemm/DepthwiseEmitter.h)
+  Depthwise, ///< the direct depthwise-convolution generator (codegen/gemm/DepthwiseEmitter.h)
+  Interpreted ///< no code: the executor runs the node with the interpreter (Kernel::interpreted)
 };
 const char* kernelGeneratorName(KernelGenerator g);
 

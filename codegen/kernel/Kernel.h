@@ -22,6 +22,9 @@ struct KernelArg {
   DType dtype = DType::F32;
   std::vector<int64_t> sizes;   ///< static sizes (the executor binds symbolic dims before lowering)
   int64_t bytes = 0;
+  /// Set on an interpreted kernel's argument whose sizes are known only at run time (`sizes`
+  /// holds -1 there and `bytes` is 0): the executor passes it as a tensor, not a buffer.
+  bool dynamicShape = false;
   /// For Weight arguments: the data bound once at load time (constants, packed panels).
   std::optional<Tensor> data;
 };
@@ -59,6 +62,10 @@ struct Kernel {
   std::vector<IndexCheck> indexChecks; ///< run by the executor before the kernel
   double flops = 0;                 ///< from core/Cost.h
   double bytes = 0;                 ///< bytes read + written
+  /// Set for a control-flow node (If, Loop, Scan): the kernel has no code; the executor runs the
+  /// node with the reference interpreter, bodies included. Its arguments are the node's present
+  /// operands in order, then its results; its loop nest is only a comment saying so.
+  bool interpreted = false;
 };
 
 } // namespace fb::cg

@@ -19,6 +19,7 @@
 
 #include "codegen/loops/LowerContext.h"
 #include "codegen/loops/Schedule.h"
+#include "core/ControlFlow.h"
 #include "core/Cost.h"
 #include "core/ops/KernelUtil.h"
 
@@ -663,12 +664,64 @@ std::string kernelNameFor(const Node& node, size_t index) {
   return name;
 }
 
+bool runsInterpreted(const Node& node) {
+  if (isControlFlowOp(node.op()))
+    return true;
+  // A run-time shape that comes from control flow; a symbolic graph input is an error instead
+  // (bind its size).
+  for (const Value* in : node.inputs())
+    if (in && !in->type().isStatic() && in->producer() && runsInterpreted(*in->producer()))
+      return true;
+  return false;
+}
+
+/// The kernel of a control-flow node (or of a node downstream of a run-time shape): no code, just the arguments the executor binds for the
+/// interpreter (the present operands in order, then the results). Bodies are interpreted too;
+/// compiling them into kernels of their own is future work.
+static Kernel interpretedKernel(const Node& node, std::string name) {
+  Kernel k;
+  k.name = std::move(name);
+  k.nodes = {node.id()};
+  k.opSummary = std::string(opName(node.op())) + " (interpreted)";
+  // (A fused group downstream of a run-time shape is interpreted whole, body included.)
+  k.interpreted = true;
+  auto arg = [](const Value* v, KernelArg::Role role) {
+    KernelArg a;
+    a.role = role;
+    a.name = v->name();
+    a.dtype = v->type().dtype;
+    for (const Dim& d : v->type().dims)
+      a.sizes.push_back(d.isStatic() ? d.size() : -1);
+    a.dynamicShape = !v->type().isStatic();
+    a.bytes = int64_t(dtypeSize(a.dtype)) * v->type().numElements().value_or(0);
+    if (role == KernelArg::Role::Weight)
+      a.data = v->constantData();
+    return a;
+  };
+  for (const Value* in : node.inputs())
+    if (in)
+      k.args.push_back(arg(in, in->isConstant() ? KernelArg::Role::Weight : KernelArg::Role::Input));
+  for (const Value* out : node.outputs())
+    k.args.push_back(arg(out, KernelArg::Role::Output));
+  k.body = withComment(block({}), node.describe() + " runs in the executor through the "
+                                                    "reference interpreter" +
+                                        std::string(node.hasBodies() ? " (bodies included)" : ""));
+  OpCost cost = nodeCost(node);
+  k.flops = cost.flops;
+  k.bytes = cost.bytes;
+  return k;
+}
+
 Expected<std::vector<Kernel>> lowerGraph(const Graph& graph, const LowerOptions& options) {
   const std::vector<ScheduleOverride>& overrides = options.scheduleOverrides;
   std::vector<bool> used(overrides.size(), false);
   std::vector<Kernel> kernels;
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     const Node& node = *graph.nodes()[i];
+    if (runsInterpreted(node)) {
+      kernels.push_back(interpretedKernel(node, kernelNameFor(node, i)));
+      continue;
+    }
     NodeLowering lowering(node, kernelNameFor(node, i), options);
     FB_ASSIGN_OR_RETURN(Kernel k, lowering.run());
     k.body = simplify(k.body);

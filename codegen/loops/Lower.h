@@ -37,6 +37,11 @@ struct LowerOptions {
 /// An op that cannot be lowered is an Unsupported error naming the op and the node.
 Expected<std::vector<Kernel>> lowerGraph(const Graph& graph, const LowerOptions& options = {});
 
+/// True when lowerGraph gives `node` an interpreted kernel (Kernel::interpreted): an If, Loop or
+/// Scan, or a node that reads a value whose sizes are known only at run time because an
+/// interpreted node computed it (a control-flow result that depends on the data).
+bool runsInterpreted(const Node& node);
+
 /// The kernel name lowerGraph gives the node at position `index`: "k3_conv_add_relu".
 std::string kernelNameFor(const Node& node, size_t index);
 

@@ -1,5 +1,7 @@
-// ONNX export: the core IR to a ModelProto at opset 17, fused groups inlined, ids kept in tags.
+// ONNX export: the core IR to a ModelProto at opset 17, fused groups inlined, control-flow
+// bodies as graph attributes, ids kept in tags.
 #include "core/onnx/OnnxExport.h"
+#include "core/ControlFlow.h"
 #include "core/onnx/OnnxNodeTag.h"
 #include "core/onnx/OnnxTensorCodec.h"
 
@@ -70,10 +72,20 @@ void encodeAttr(const std::string& name, const AttrValue& value, onnx::Attribute
       value);
 }
 
-/// Writes one graph (and the bodies of its fused groups, inlined) into a GraphProto.
+/// Names given out anywhere in the file so far. ONNX wants value names unique across a graph and
+/// every body nested in it (a body may read any outer name), and ONNX Runtime wants unique node
+/// names, so every graph's exporter draws from one set.
+struct ExportNames {
+  std::unordered_set<std::string> values;
+  std::unordered_set<std::string> nodes;
+};
+
+/// Writes one graph (and the bodies of its fused groups, inlined) into a GraphProto; the bodies
+/// of If, Loop and Scan become graph attributes written by exporters of their own.
 class OnnxExporter {
 public:
-  explicit OnnxExporter(onnx::GraphProto& proto) : m_proto(proto) {}
+  OnnxExporter(onnx::GraphProto& proto, ExportNames& names)
+      : m_proto(proto), m_used(names.values), m_nodeNames(names.nodes), m_shared(names) {}
 
   Status run(const Graph& graph) {
     m_proto.set_name(graph.name());
@@ -105,7 +117,91 @@ public:
     return Status::success();
   }
 
+  /// Writes a control-flow body. Its first `numFormal` inputs become the GraphProto's inputs;
+  /// the others are captures, which ONNX spells as reads of the outer names `captureNames`.
+  Status runBody(const Graph& body, size_t numFormal, const std::vector<std::string>& captureNames) {
+    m_proto.set_name(body.name());
+    for (size_t i = 0; i < body.inputs().size(); ++i) {
+      const Value* v = body.inputs()[i];
+      if (i >= numFormal) {
+        m_names[v] = captureNames[i - numFormal];
+        continue;
+      }
+      m_names[v] = freshName(v->name());
+      auto* info = m_proto.add_input();
+      info->set_name(m_names[v]);
+      encodeType(v->type(), *info->mutable_type());
+    }
+    for (const Value* c : body.constants()) {
+      m_names[c] = freshName(c->name());
+      emitConstant(c);
+    }
+    for (const auto& n : body.nodes())
+      for (const Value* out : n->outputs())
+        m_names[out] = freshName(out->name());
+    // A body result must be a value the body computes, once: copy out anything else.
+    std::vector<std::string> resultNames;
+    std::unordered_set<const Value*> yielded;
+    std::vector<std::pair<const Value*, std::string>> copies;
+    for (const Value* v : body.outputs()) {
+      if (v->producer() && yielded.insert(v).second) {
+        resultNames.push_back(m_names.at(v));
+      } else {
+        resultNames.push_back(freshName(v->name() + "_out"));
+        copies.emplace_back(v, resultNames.back());
+      }
+      m_outputNames.insert(resultNames.back());
+    }
+    for (const auto& n : body.nodes())
+      FB_TRY(emitNode(*n));
+    for (const auto& [from, to] : copies) {
+      auto* proto = m_proto.add_node();
+      proto->set_op_type("Identity");
+      proto->set_name(freshNodeName(body.name() + "/copy_" + to));
+      proto->add_input(m_names.at(from));
+      proto->add_output(to);
+    }
+    for (size_t i = 0; i < body.outputs().size(); ++i) {
+      auto* info = m_proto.add_output();
+      info->set_name(resultNames[i]);
+      encodeType(body.outputs()[i]->type(), *info->mutable_type());
+    }
+    return Status::success();
+  }
+
 private:
+  /// Writes an If's, Loop's or Scan's bodies as graph attributes, and its operands without the
+  /// captures (which the bodies read by their outer names).
+  Status emitControlFlowNode(const Node& node, onnx::NodeProto& proto) {
+    FB_ASSIGN_OR_RETURN(ControlFlowLayout l, controlFlowLayout(node));
+    size_t numInputs = l.firstCapture;
+    while (numInputs > 0 && !node.input(numInputs - 1))
+      --numInputs;
+    for (size_t i = 0; i < numInputs; ++i) {
+      if (const Value* in = node.input(i)) {
+        FB_ASSIGN_OR_RETURN(std::string name, nameOf(in, node));
+        proto.add_input(name);
+      } else {
+        proto.add_input("");
+      }
+    }
+    std::vector<std::string> captureNames;
+    for (size_t i = 0; i < l.numCaptures; ++i) {
+      FB_ASSIGN_OR_RETURN(std::string name, nameOf(node.input(l.firstCapture + i), node));
+      captureNames.push_back(name);
+    }
+    for (const NodeBody& b : node.bodies()) {
+      auto* attr = proto.add_attribute();
+      attr->set_name(b.role);
+      attr->set_type(onnx::AttributeProto::GRAPH);
+      OnnxExporter sub(*attr->mutable_g(), m_shared);
+      Status st = sub.runBody(*b.graph, l.bodyInputsBeforeCaptures, captureNames);
+      if (!st.ok())
+        return st.error().withContext("in body '" + b.role + "' of " + node.describe());
+    }
+    return Status::success();
+  }
+
   void claim(const Value* v, const std::string& name) {
     m_names[v] = name;
     m_used.insert(name);
@@ -177,15 +273,20 @@ private:
     proto->set_op_type(info.onnxName);
     proto->set_name(freshNodeName(node.name()));
     proto->set_doc_string(formatNodeTag(node));
-    for (const std::string& name : inputs)
-      proto->add_input(name);
+    if (isControlFlowOp(node.op())) {
+      FB_TRY(emitControlFlowNode(node, *proto)); // operands without captures, bodies
+    } else {
+      for (const std::string& name : inputs)
+        proto->add_input(name);
+    }
     for (Value* out : node.outputs()) {
       const std::string& name = m_names.at(out);
       proto->add_output(name);
       addValueInfo(name, out->type());
     }
     for (const auto& [name, value] : node.attrs())
-      encodeAttr(name, value, *proto->add_attribute());
+      if (!(isControlFlowOp(node.op()) && name == kCapturesAttr))
+        encodeAttr(name, value, *proto->add_attribute());
     return Status::success();
   }
 
@@ -283,9 +384,10 @@ private:
 
   onnx::GraphProto& m_proto;
   std::unordered_map<const Value*, std::string> m_names; // value → its name in the file
-  std::unordered_set<std::string> m_used;                // every name given out so far
-  std::unordered_set<std::string> m_outputNames;         // top-level graph outputs
-  std::unordered_set<std::string> m_nodeNames;           // every node name given out so far
+  std::unordered_set<std::string>& m_used;      // every value name given out so far (shared)
+  std::unordered_set<std::string> m_outputNames; // this graph's outputs
+  std::unordered_set<std::string>& m_nodeNames; // every node name given out so far (shared)
+  ExportNames& m_shared;
 };
 
 } // namespace
@@ -299,7 +401,8 @@ Expected<std::string> exportOnnxBytes(const Graph& graph) {
     auto* opset = model.add_opset_import();
     opset->set_domain("");
     opset->set_version(kOpset);
-    OnnxExporter exporter(*model.mutable_graph());
+    ExportNames names;
+    OnnxExporter exporter(*model.mutable_graph(), names);
     FB_TRY(exporter.run(graph));
     try {
       onnx::checker::check_model(model);

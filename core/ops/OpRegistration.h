@@ -18,6 +18,7 @@ void registerDataMovementOps(OpRegistry& r);   // ops/DataMovement.cpp: reshape,
 void registerResizeOps(OpRegistry& r);         // ops/Resize.cpp
 void registerShapeOps(OpRegistry& r);          // ops/ShapeOps.cpp: Shape, Size, Constant, Range
 void registerFusedOps(OpRegistry& r);          // ops/Fused.cpp: fused groups
+void registerControlFlowOps(OpRegistry& r);    // ops/ControlFlow.cpp: If, Loop, Scan
 void registerLayoutOps(OpRegistry& r);         // ops/Layout.cpp: ReorderLayout, Layout* ops
 void registerIndexingOps(OpRegistry& r);       // ops/Indexing.cpp: GatherElements/ND, OneHot, NonZero
 void registerScatterOps(OpRegistry& r);        // ops/Scatter.cpp: ScatterElements, ScatterND
@@ -51,6 +52,7 @@ inline void registerAllOps(OpRegistry& r) {
   registerResizeOps(r);
   registerShapeOps(r);
   registerFusedOps(r);
+  registerControlFlowOps(r);
   registerLayoutOps(r);
   registerIndexingOps(r);
   registerScatterOps(r);

@@ -12,7 +12,9 @@
 //   node        ::= (result (',' result)* '=')? OPNAME '(' operands? ')' attrdict?
 //                   NODEREF? STRING? ('from' '(' NODEREF (',' NODEREF)* ')')?
 //                   (GRAPHNAME? '{' block '}')?            -- a body: only for 'fused'
-//                 -- after fused(...), '{' opens attributes only when "key =" follows
+//                   ('{' (IDENT GRAPHNAME? '{' block '}')* '}')?  -- named bodies: If, Loop, Scan
+//                 -- after fused(...), If(...), Loop(...) and Scan(...), '{' opens attributes
+//                    only when "key =" follows
 //   result      ::= VALUE ':' type
 //   operands    ::= operand (',' operand)*
 //   operand     ::= VALUE | '_'                               -- '_': absent optional input
@@ -40,6 +42,7 @@
 // count, resource data must have exactly the type's byte size, and fused bodies nest at most
 // kMaxBodyDepth deep. Types are kept as written; shape inference is not re-run here.
 #include "core/text/IrParser.h"
+#include "core/ControlFlow.h"
 #include "core/FileRead.h"
 #include "core/text/Parser.h"
 #include "core/text/TextSyntax.h"
@@ -271,7 +274,8 @@ Status Parser::parseNode(Graph& g, int depth) {
   // Attributes.
   AttrMap attrs;
   std::vector<PendingResource> pendingAttrs;
-  if (m_tok.is(TokenKind::LBrace) && (*op != OpKind::Fused || startsAttrDict())) {
+  const bool hasBodies = *op == OpKind::Fused || isControlFlowOp(*op);
+  if (m_tok.is(TokenKind::LBrace) && (!hasBodies || startsAttrDict())) {
     consume();
     while (!m_tok.is(TokenKind::RBrace)) {
       Token keyTok = m_tok;
@@ -332,6 +336,8 @@ Status Parser::parseNode(Graph& g, int depth) {
     p.node = node;
     m_pending.push_back(std::move(p));
   }
+  if (isControlFlowOp(*op) && m_tok.is(TokenKind::LBrace))
+    return parseControlFlowBodies(*node, g, depth);
   // Body of a fused group.
   if (m_tok.is(TokenKind::GraphName) || m_tok.is(TokenKind::LBrace)) {
     if (*op != OpKind::Fused)
@@ -351,6 +357,40 @@ Status Parser::parseNode(Graph& g, int depth) {
     FB_TRY(expect(TokenKind::RBrace, "'}'"));
   }
   return Status::success();
+}
+
+Status Parser::parseControlFlowBodies(Node& node, const Graph& g, int depth) {
+  consume(); // '{'
+  if (depth + 1 > kMaxBodyDepth)
+    return errorAt(m_tok, "bodies are nested more than " + std::to_string(kMaxBodyDepth) +
+                              " deep");
+  const std::vector<const char*> roles = controlFlowBodyRoles(node.op());
+  while (m_tok.is(TokenKind::Identifier)) {
+    Token roleTok = m_tok;
+    bool known = false;
+    std::string list;
+    for (const char* r : roles) {
+      known = known || roleTok.text == r;
+      list += (list.empty() ? "" : ", ") + std::string(r);
+    }
+    if (!known)
+      return errorAt(roleTok, std::string(opName(node.op())) + " has no body '" +
+                                  roleTok.text.substr(0, 60) + "' (its bodies: " + list + ")");
+    if (node.bodyNamed(roleTok.text))
+      return errorAt(roleTok, "body '" + roleTok.text + "' is given twice");
+    consume();
+    std::string bodyName = "main";
+    if (m_tok.is(TokenKind::GraphName)) {
+      bodyName = m_tok.text;
+      consume();
+    }
+    FB_TRY(expect(TokenKind::LBrace, "'{'"));
+    Graph* body = node.addBody(roleTok.text, std::make_unique<Graph>(bodyName));
+    body->setOpset(g.opset());
+    FB_TRY(parseBlock(*body, depth + 1));
+    FB_TRY(expect(TokenKind::RBrace, "'}'"));
+  }
+  return expect(TokenKind::RBrace, "a body name or '}'");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
-// The text IR (.fbir) printer: one line per input, constant and node; fused bodies nested.
+// The text IR (.fbir) printer: one line per input, constant and node; bodies nested.
 //
 // The grammar is documented at the top of IrParser.cpp and in docs/text-ir.md. The printer is
 // the canonical form: printGraph(parseGraph(text)) == text for every text it produced.
 #include "core/text/IrPrinter.h"
+#include "core/ControlFlow.h"
 #include "core/text/TextSyntax.h"
 
 #include <cassert>
@@ -185,6 +186,19 @@ private:
       for (size_t i = 0; i < node.provenance().size(); ++i)
         line += (i ? ", #" : "#") + std::to_string(node.provenance()[i]);
       line += ')';
+    }
+    if (isControlFlowOp(node.op()) && node.hasBodies()) {
+      m_out += line + " {\n";
+      for (const NodeBody& b : node.bodies()) {
+        std::string head = indent(depth + 1) + formatWord(b.role);
+        if (b.graph->name() != kDefaultBodyName)
+          head += " " + formatName('@', b.graph->name());
+        m_out += head + " {\n";
+        printBody(*b.graph, depth + 2);
+        m_out += indent(depth + 1) + "}\n";
+      }
+      m_out += indent(depth) + "}\n";
+      return;
     }
     if (const Graph* body = node.body()) {
       if (body->name() != kDefaultBodyName)

@@ -14,7 +14,7 @@
 
 namespace fb::text {
 
-/// Deepest nesting of fused bodies accepted; deeper text is an error, not a stack overflow.
+/// Deepest nesting of bodies (fused groups, branches, loop bodies) accepted; deeper text is an error, not a stack overflow.
 constexpr int kMaxBodyDepth = 64;
 /// The largest node id accepted; one more must still fit in a NodeId for reserveNodeId.
 constexpr uint64_t kMaxNodeId = std::numeric_limits<NodeId>::max() - 1;
@@ -79,6 +79,8 @@ private:
   Status parseConst(Graph& g);
   Status parseOutputs(Graph& g);
   Status parseNode(Graph& g, int depth);
+  /// The `{ role @name? { block } ... }` bodies of an If, Loop or Scan node.
+  Status parseControlFlowBodies(Node& node, const Graph& g, int depth);
   /// True when the '{' at the current token opens an attribute dictionary, not a body.
   bool startsAttrDict() const;
   Status parseResources();

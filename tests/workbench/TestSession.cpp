@@ -304,6 +304,39 @@ private Q_SLOTS:
     QVERIFY(!inspectNode(s, 5, conv->id()).has_value());
   }
 
+  /// The inspector names an If's and a Loop's bodies and what feeds and leaves each of them.
+  void inspectsControlFlowBodies() {
+    Session s;
+    QVERIFY(s.load(sample("control_flow.onnx")).ok());
+    const Graph& g = *s.graph(0);
+    const Node* loop = nullptr;
+    const Node* ifNode = nullptr;
+    for (const auto& n : g.nodes()) {
+      if (n->op() == OpKind::Loop)
+        loop = n.get();
+      if (n->op() == OpKind::If)
+        ifNode = n.get();
+    }
+    QVERIFY(loop && ifNode);
+    auto ifIns = inspectNode(s, 0, ifNode->id());
+    QVERIFY(ifIns.has_value());
+    QCOMPARE(ifIns->bodies.size(), size_t(2));
+    QCOMPARE(ifIns->bodies[0].role, std::string("then_branch"));
+    QCOMPARE(ifIns->bodies[1].role, std::string("else_branch"));
+    QCOMPARE(ifIns->bodies[0].inputs[0].second, "capture of %" + ifNode->input(1)->name());
+    QCOMPARE(ifIns->bodies[0].outputs[0].second, std::string("result 0 (%branch_out)"));
+    auto loopIns = inspectNode(s, 0, loop->id());
+    QVERIFY(loopIns.has_value());
+    QCOMPARE(loopIns->bodies.size(), size_t(1));
+    const BodyInspection& body = loopIns->bodies[0];
+    QCOMPARE(body.inputs.size(), size_t(4));
+    QCOMPARE(body.inputs[0].second, std::string("iteration number"));
+    QCOMPARE(body.inputs[2].second, std::string("carried value 0 (starts as %branch_out)"));
+    QCOMPARE(body.inputs[3].second, std::string("capture of %w"));
+    QCOMPARE(body.outputs[0].second, std::string("condition of the next iteration"));
+    QCOMPARE(body.outputs[2].second, std::string("scan output 0, stacked into %steps"));
+  }
+
   void provenanceLinksPointToEarlierSnapshots() {
     Session s;
     QVERIFY(s.load(sample("small_cnn.onnx")).ok());

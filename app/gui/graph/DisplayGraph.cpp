@@ -13,6 +13,7 @@
 #include "app/gui/graph/DisplayGraph.h"
 
 #include "app/gui/graph/OpColors.h"
+#include "core/ControlFlow.h"
 
 #include <QFontMetricsF>
 
@@ -405,8 +406,12 @@ private:
     m_out.topoOrder.push_back(n.id());
     m_out.enclosing.insert(n.id(), path);
     const QString fusedKey = QStringLiteral("f%1").arg(n.id());
-    if (n.body())
-      m_bodyOwner[n.body()] = &n;
+    for (const NodeBody& b : n.bodies())
+      m_bodyOwner[b.graph.get()] = &n;
+    if (isControlFlowOp(n.op()) && n.hasBodies()) {
+      emitControlFlow(n, cluster, path);
+      return;
+    }
     const bool expandFused =
         n.body() && m_expansion.isExpanded(fusedKey, m_options.expandFusedGroups);
     if (expandFused) {
@@ -458,18 +463,75 @@ private:
     }
   }
 
-  /// Body nodes of a collapsed fused node: shown by the fused node's unit.
+  /// An If, Loop or Scan: its own box (operands in, results out) and, when expanded (key
+  /// "f<id>", like a fused group), one cluster per body beside it. Captured operands feed body
+  /// nodes from their producers outside; a Loop's iteration number, condition and carried
+  /// values (and a Scan's slices) come from the node's box. Collapsed, the box stands for
+  /// every body node (search and selection still find them).
+  void emitControlFlow(const Node& n, int cluster, const QStringList& path) {
+    const QString key = QStringLiteral("f%1").arg(n.id());
+    DisplayUnit u;
+    u.kind = UnitKind::Op;
+    u.key = QStringLiteral("n%1").arg(n.id());
+    u.node = n.id();
+    u.op = n.op();
+    u.cluster = cluster;
+    u.fill = opColor(n.op());
+    u.title = QString::fromLatin1(opName(n.op()));
+    QStringList roles;
+    size_t inner = 0;
+    for (const NodeBody& b : n.bodies()) {
+      roles << QString::fromStdString(b.role);
+      inner += b.graph->numNodes();
+    }
+    u.details << elide(roles.join(QStringLiteral(", ")) +
+                           QStringLiteral(" \u00b7 %1 nodes").arg(inner), 34);
+    QString name = shortName(n);
+    u.details << (name.isEmpty() ? QStringLiteral("#%1").arg(n.id())
+                                 : QStringLiteral("#%1 %2").arg(n.id()).arg(name));
+    u.tooltip = QString::fromStdString(n.describe()) +
+                QStringLiteral(" (double-click to show its bodies)");
+    u.provenance = n.provenance();
+    u.expandable = true;
+    const int index = addUnit(std::move(u));
+    m_consumers[size_t(index)] = {&n};
+    QStringList innerPath = path;
+    innerPath << key;
+    if (!m_expansion.isExpanded(key, m_options.expandFusedGroups)) {
+      for (const NodeBody& b : n.bodies())
+        for (const auto& bn : b.graph->nodes())
+          collectHidden(*bn, index, innerPath);
+      return;
+    }
+    for (const NodeBody& b : n.bodies()) {
+      DisplayCluster c;
+      c.key = key; // double-clicking any body folds them all back into the node
+      c.label = QStringLiteral("%1 of %2 #%3").arg(QString::fromStdString(b.role),
+                                                   QString::fromLatin1(opName(n.op())))
+                    .arg(n.id());
+      c.node = n.id();
+      c.parent = cluster;
+      m_out.clusters.push_back(c);
+      const int bodyCluster = int(m_out.clusters.size()) - 1;
+      for (const auto& bn : b.graph->nodes())
+        emitNode(*bn, bodyCluster, /*hiddenIn=*/-1, innerPath);
+    }
+  }
+
+  /// Body nodes of a collapsed fused node (or control-flow node): shown by that node's unit.
   void collectHidden(const Node& n, int unit, const QStringList& path) {
     m_out.topoOrder.push_back(n.id());
     m_out.enclosing.insert(n.id(), path);
     m_out.unitOfNode.insert(n.id(), unit);
     m_out.units[size_t(unit)].members.push_back(n.id());
-    if (n.body()) {
-      m_bodyOwner[n.body()] = &n;
+    if (n.hasBodies()) {
       QStringList inner = path;
       inner << QStringLiteral("f%1").arg(n.id());
-      for (const auto& b : n.body()->nodes())
-        collectHidden(*b, unit, inner);
+      for (const NodeBody& b : n.bodies()) {
+        m_bodyOwner[b.graph.get()] = &n;
+        for (const auto& bn : b.graph->nodes())
+          collectHidden(*bn, unit, inner);
+      }
     }
   }
 
@@ -524,9 +586,20 @@ private:
         return -1;
       const auto& params = v->graph()->inputs();
       const auto pos = std::find(params.begin(), params.end(), v);
-      if (pos == params.end() || !owner->second->input(size_t(pos - params.begin())))
+      if (pos == params.end())
         return -1;
-      return resolve(owner->second->input(size_t(pos - params.begin())), consumer);
+      size_t operand = size_t(pos - params.begin());
+      if (isControlFlowOp(owner->second->op())) {
+        // Captures come from their producers outside; the other body inputs (iteration,
+        // condition, carried values, scan slices) from the node's own box.
+        auto layout = controlFlowLayout(*owner->second);
+        if (!layout.ok() || operand < layout->bodyInputsBeforeCaptures)
+          return m_out.unitOfNode.value(owner->second->id(), -1);
+        operand = layout->firstCapture + (operand - layout->bodyInputsBeforeCaptures);
+      }
+      if (!owner->second->input(operand))
+        return -1;
+      return resolve(owner->second->input(operand), consumer);
     }
     case ValueKind::Constant: {
       if (auto it = m_valueUnit.find(v); it != m_valueUnit.end())
@@ -587,7 +660,7 @@ private:
   DisplayGraph m_out;
   std::vector<std::vector<const Node*>> m_consumers; // per unit: the nodes whose inputs it reads
   QHash<const Value*, int> m_valueUnit;              // inputs and constants with their own unit
-  std::map<const Graph*, const Node*> m_bodyOwner;   // fused body -> its fused node
+  std::map<const Graph*, const Node*> m_bodyOwner;   // body -> the node that owns it
   std::map<const Node*, QStringList> m_scope;        // large-graph mode: scope of each node
   QSet<NodeId> m_expandedFused;
   QHash<quint64, int> m_edgeIndex;

@@ -549,11 +549,11 @@ void GraphView::setExpanded(NodeId group, bool expanded) {
       if (!d.expansion.isExpanded(key, byDefault)) {
         d.toggle(key);
         changed = true;
-        if (!n->body())
+        if (!n->hasBodies())
           break;
       }
     }
-    if (n->body()) {
+    if (n->hasBodies()) { // a fused group, or an If/Loop/Scan showing its bodies
       const QString key = QStringLiteral("f%1").arg(group);
       if (!d.expansion.isExpanded(key, d.options.expandFusedGroups)) {
         d.toggle(key);
@@ -562,7 +562,7 @@ void GraphView::setExpanded(NodeId group, bool expanded) {
     }
   } else {
     QString key;
-    if (n->body() && d.expansion.isExpanded(QStringLiteral("f%1").arg(group),
+    if (n->hasBodies() && d.expansion.isExpanded(QStringLiteral("f%1").arg(group),
                                             d.options.expandFusedGroups)) {
       key = QStringLiteral("f%1").arg(group);
     } else {
