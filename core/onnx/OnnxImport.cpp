@@ -433,7 +433,7 @@ private:
       node.setInput(i, v);
     }
     if (legacyOpKind(proto.op_type()))
-      FB_TRY(upgradeLegacyOp(node, proto.op_type(), *m_graph, m_names, where));
+      FB_TRY(upgradeLegacyOp(node, proto.op_type(), m_graph, m_names, where));
     else if (m_opset < kMinOpset)
       FB_TRY(checkSchemaUnchanged(proto.op_type(), m_opset, where));
     FB_TRY(upgradeLegacyAttributes(node, m_opset, m_graph, m_names, where));

@@ -26,6 +26,11 @@ CATEGORIES = [
     (r"element type DOUBLE|ONNX element type 11\b", "f64 tensors: not a Fusebox dtype (f32, f16, bf16, i8, u8, i32, i64, bool)"),
     (r"element type (UINT16|UINT32|UINT64|INT16)|ONNX element type (4|5|12|13)\b",
      "u16/u32/u64/i16 tensors: not Fusebox dtypes"),
+    (r"\((NonZero|Unique|NonMaxSuppression)\) has a non-static type",
+     "output shape depends on the data: the CPU backend compiles static shapes only"),
+    (r"changed between opset (8|9) and", "opset 8/9 semantics: Fusebox upgrades models from opset 11 on"),
+    (r"cannot lower (QLinearConv|QLinearMatMul)",
+     "QLinearConv/QLinearMatMul are not lowered by the CPU backend yet (run lower-quantized's int8 ops instead)"),
     (r"op (\w+), opset \d+\): unsupported op", None),  # "OP: not implemented"
 ]
 

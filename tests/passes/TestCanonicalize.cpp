@@ -360,11 +360,15 @@ private Q_SLOTS:
     auto loaded = loadModel(path);
     QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message().c_str());
     const Graph& g = **loaded;
-    QCOMPARE(countOps(g, OpKind::Identity), size_t(72));
+    // torch shares equal initializers through Identity nodes, so how many there are depends on
+    // the weights (72 with identity BatchNorm statistics, 32 with calibrated ones): every one
+    // of them must go, and nothing else.
+    const size_t identities = countOps(g, OpKind::Identity);
+    QVERIFY(identities >= 20);
     PipelineResult r = runPipeline(g, "canonicalize");
     QVERIFY(!r.error);
     QCOMPARE(countOps(r.finalGraph(), OpKind::Identity), size_t(0));
-    QCOMPARE(r.finalGraph().numNodes(), g.numNodes() - 72);
+    QCOMPARE(r.finalGraph().numNodes(), g.numNodes() - identities);
     QCOMPARE(r.finalGraph().outputs()[0]->name(), g.outputs()[0]->name());
     QCOMPARE(maxOutputDifference(g, r.finalGraph(), 1, {{"N", 1}}), 0.0);
   }
