@@ -4,6 +4,20 @@
 
 namespace fb {
 
+namespace {
+
+/// Every size that inference computes must be a count and a byte size that 64-bit arithmetic
+/// holds: a hostile shape (a Reshape whose product wraps around, Tile to 2^31 x 2^31, a huge
+/// pad) is refused here, naming the node, before any later stage multiplies it out.
+Status checkCountable(const Node& node, size_t i, const TensorType& t) {
+  if (!hasCountableSize(t))
+    return makeError(node.describe(), ": output ", i, " would be ", t.str(),
+                     " (a size that is negative or beyond what 64-bit arithmetic counts)");
+  return Status::success();
+}
+
+} // namespace
+
 Status inferNodeShapes(Node& node) {
   const OpInfo& info = node.info();
   if (!info.infer)
@@ -17,6 +31,8 @@ Status inferNodeShapes(Node& node) {
   Status st = info.infer(ctx);
   if (!st.ok())
     return st;
+  for (size_t i = 0; i < node.numOutputs(); ++i)
+    FB_TRY(checkCountable(node, i, ctx.outputTypes()[i]));
   for (size_t i = 0; i < node.numOutputs(); ++i) {
     TensorType t = ctx.outputTypes()[i];
     // Quantization parameters are annotations that inference does not compute: keep them.

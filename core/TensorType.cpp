@@ -56,14 +56,37 @@ std::string TensorType::str() const {
 }
 
 std::optional<int64_t> checkedProduct(const std::vector<int64_t>& sizes) {
-  int64_t p = 1;
+  // A zero anywhere makes the product 0, even when the other sizes alone would overflow.
+  bool anyZero = false;
   for (int64_t s : sizes) {
     if (s < 0)
       return std::nullopt;
+    anyZero = anyZero || s == 0;
+  }
+  if (anyZero)
+    return 0;
+  int64_t p = 1;
+  for (int64_t s : sizes) {
     if (__builtin_mul_overflow(p, s, &p))
       return std::nullopt;
   }
   return p;
+}
+
+bool hasCountableSize(const TensorType& type) {
+  int64_t count = 1;
+  bool zero = false, overflow = false;
+  for (const Dim& d : type.dims) {
+    if (!d.isStatic())
+      continue;
+    if (d.size() < 0)
+      return false;
+    zero = zero || d.size() == 0;
+    overflow = overflow || __builtin_mul_overflow(count, d.size(), &count);
+  }
+  int64_t bytes = 0;
+  return zero ||
+         !(overflow || __builtin_mul_overflow(count, int64_t(dtypeSize(type.dtype)), &bytes));
 }
 
 } // namespace fb

@@ -76,4 +76,9 @@ struct TensorType {
 /// Product of sizes, or nullopt on int64 overflow or a negative size.
 std::optional<int64_t> checkedProduct(const std::vector<int64_t>& sizes);
 
+/// False when the known dims of `type` already multiply out (times the element size) beyond
+/// what int64 counts, or one is negative: no such tensor can exist, and sizes computed from it
+/// would wrap around. Unknown and symbolic dims are ignored; any zero dim makes it countable.
+bool hasCountableSize(const TensorType& type);
+
 } // namespace fb

@@ -20,6 +20,10 @@ struct BufferGroup {
   int64_t offset = 0;
 };
 
+/// No plan may hold more than this many bytes in all (far beyond any machine, and far from
+/// int64's limit, so sums of sizes and offsets cannot overflow).
+constexpr int64_t kMaxPlanBytes = int64_t(1) << 60;
+
 int64_t alignUp(int64_t bytes, int64_t alignment) {
   if (alignment <= 1)
     return bytes;
@@ -76,6 +80,7 @@ bool buffersConflict(const BufferAssignment& a, const BufferAssignment& b) {
 
 Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& options) {
   MemoryPlan plan;
+  int64_t totalBytes = 0; // the sum of every buffer's size so far, at most kMaxPlanBytes
   const auto& nodes = graph.nodes();
 
   // 1. Liveness: every intermediate's producing step and last reading step.
@@ -91,9 +96,20 @@ Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& opt
         return Error("plan-memory needs static shapes: value %" + out->name() + " has type " +
                          out->type().str(),
                      ErrorKind::SymbolicShape);
+      // Every size, offset and total below is at most the sum of all buffer sizes; bounding
+      // that sum keeps the planner's arithmetic exact (a hostile shape does not wrap around).
+      const std::optional<int64_t> count = out->type().numElements();
+      const int64_t elemBytes = int64_t(dtypeSize(out->type().dtype));
+      if (!count || *count > kMaxPlanBytes / std::max<int64_t>(elemBytes, 1))
+        return makeError(nodes[i]->describe(), ": value %", out->name(), " of type ",
+                         out->type().str(), " is larger than the planner's limit of 2^60 bytes");
       BufferAssignment b;
       b.value = out->name();
-      b.size = alignUp(int64_t(typeBytes(out->type())), options.alignment);
+      b.size = alignUp(*count * elemBytes, options.alignment);
+      if (b.size > kMaxPlanBytes - totalBytes)
+        return makeError("plan-memory: the activations add up to more than 2^60 bytes (at value %",
+                         out->name(), " of ", nodes[i]->describe(), ")");
+      totalBytes += b.size;
       b.first = b.last = int(i);
       index[out] = plan.buffers.size();
       plan.buffers.push_back(b);

@@ -1,5 +1,6 @@
 // The coordinator: session changes on the GUI thread, pass steps and numeric diffs in workers.
 #include "app/gui/Coordinator.h"
+#include "app/gui/WorkerGuard.h"
 
 #include "app/gui/DiffView.h"
 #include "app/gui/InspectorView.h"
@@ -143,14 +144,16 @@ void Coordinator::openModelAsync(const QString& path) {
   Q_EMIT busyChanged(true, tr("Loading %1…").arg(path));
   const std::string p = path.toStdString();
   m_loadWatcher.setFuture(QtConcurrent::run([p] {
-    LoadOutcome out;
-    auto g = loadModel(p);
-    if (g.ok()) {
-      out.graph = std::shared_ptr<const Graph>(std::move(g).value());
-      out.ir = workbench::irTextOf(*out.graph);
-    } else
-      out.error = QString::fromStdString(g.error().message());
-    return out;
+    return guardedWork<LoadOutcome>(QStringLiteral("Loading the model"), [&p] {
+      LoadOutcome out;
+      auto g = loadModel(p);
+      if (g.ok()) {
+        out.graph = std::shared_ptr<const Graph>(std::move(g).value());
+        out.ir = workbench::irTextOf(*out.graph);
+      } else
+        out.error = QString::fromStdString(g.error().message());
+      return out;
+    });
   }));
 }
 
@@ -240,15 +243,17 @@ void Coordinator::startStep() {
   Q_EMIT busyChanged(true, what);
   workbench::StepJob job = *m_job;
   m_stepWatcher.setFuture(QtConcurrent::run([job] {
-    StepOutcome out;
-    auto snap = workbench::runStepJob(job);
-    if (snap.ok()) {
-      out.snapshot = std::move(snap).value();
-      out.ir = workbench::irTextOf(*out.snapshot->graph);
-      out.diff = diffGraphs(*job.graph, *out.snapshot->graph);
-    } else
-      out.error = QString::fromStdString(snap.error().message());
-    return out;
+    return guardedWork<StepOutcome>(QStringLiteral("The step"), [&job] {
+      StepOutcome out;
+      auto snap = workbench::runStepJob(job);
+      if (snap.ok()) {
+        out.snapshot = std::move(snap).value();
+        out.ir = workbench::irTextOf(*out.snapshot->graph);
+        out.diff = diffGraphs(*job.graph, *out.snapshot->graph);
+      } else
+        out.error = QString::fromStdString(snap.error().message());
+      return out;
+    });
   }));
 }
 
@@ -383,13 +388,15 @@ void Coordinator::runNumericDiff(int a, int b) {
     m_views.diff->setNumericBusy(true);
   Q_EMIT busyChanged(true, tr("Running snapshots %1 and %2 on the same inputs\u2026").arg(a).arg(b));
   m_numericWatcher.setFuture(QtConcurrent::run([job] {
-    NumericOutcome out;
-    auto d = workbench::runNumericDiffJob(job);
-    if (d.ok())
-      out.diff = std::move(d).value();
-    else
-      out.error = QString::fromStdString(d.error().message());
-    return out;
+    return guardedWork<NumericOutcome>(QStringLiteral("The numeric diff"), [&job] {
+      NumericOutcome out;
+      auto d = workbench::runNumericDiffJob(job);
+      if (d.ok())
+        out.diff = std::move(d).value();
+      else
+        out.error = QString::fromStdString(d.error().message());
+      return out;
+    });
   }));
 }
 

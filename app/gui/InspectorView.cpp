@@ -14,7 +14,17 @@ namespace fb::gui {
 
 namespace {
 
-QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
+/// HTML-escaped text; a very long string (a 2 MB node name) keeps its start and end, so the
+/// inspector stays quick and readable.
+QString esc(const std::string& s) {
+  constexpr size_t kHead = 160, kTail = 80;
+  if (s.size() <= kHead + kTail + 40)
+    return QString::fromStdString(s).toHtmlEscaped();
+  return (QString::fromStdString(s.substr(0, kHead)) +
+          QStringLiteral("… (%1 characters) …").arg(s.size()) +
+          QString::fromStdString(s.substr(s.size() - kTail)))
+      .toHtmlEscaped();
+}
 
 QString nodeLink(NodeId id) {
   return QStringLiteral("<a href=\"node:%1\">#%1</a>").arg(id);

@@ -72,6 +72,7 @@ MainWindow::MainWindow(bool persistent, QWidget* parent)
   m_banner = new QLabel;
   m_banner->setObjectName("banner");
   m_banner->setWordWrap(true);
+  m_banner->setTextFormat(Qt::PlainText); // messages quote names from the model file
   m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_banner->hide();
 
@@ -294,14 +295,13 @@ void MainWindow::wireActions() {
     showGraphTab();
     updateTitle();
   });
-  connect(c, &Coordinator::loadStarted, this, [this](const QString& path) {
-    showBanner(tr("Loading %1…").arg(path), false);
-  });
-  connect(c, &Coordinator::loadFailed, this, [this](const QString& msg) { showBanner(msg, true); });
+  connect(c, &Coordinator::loadStarted, this,
+          [this](const QString& path) { showBanner(tr("Loading %1…").arg(path), false); });
   connect(c, &Coordinator::message, this, [this](const QString& text, bool error) {
-    m_statusText->setText(text);
     if (error)
-      showBanner(text, true);
+      reportFailure(text);
+    else
+      m_statusText->setText(text);
   });
   connect(c, &Coordinator::busyChanged, this, [this](bool busy, const QString& what) {
     m_progress->setRange(0, 0);
@@ -347,7 +347,28 @@ bool MainWindow::openFile(const QString& path) {
 
 void MainWindow::openFileAsync(const QString& path) { m_coordinator->openModelAsync(path); }
 
-QString MainWindow::bannerText() const { return m_banner->isVisible() ? m_banner->text() : QString(); }
+// isHidden, not isVisible: in screenshot mode the window is never shown, and the banner's text
+// is what the command line prints when opening fails.
+QString MainWindow::bannerText() const {
+  return m_banner->isHidden() ? QString() : m_banner->text();
+}
+
+void MainWindow::reportFailure(const QString& text) {
+  m_statusText->setText(text);
+  showBanner(text, true);
+  if (!isVisible())
+    return; // screenshot mode and tests: the banner and the status bar say it
+  if (!m_failureDialog) {
+    m_failureDialog =
+        new QMessageBox(QMessageBox::Warning, tr("Fusebox"), {}, QMessageBox::Ok, this);
+    m_failureDialog->setAttribute(Qt::WA_DeleteOnClose);
+    m_failureDialog->setWindowModality(Qt::NonModal);
+  }
+  // Very long messages (a 2 MB node name) are cut for the dialog; the banner elides too.
+  m_failureDialog->setText(text.size() > 2000 ? text.left(2000) + QStringLiteral("…") : text);
+  m_failureDialog->show();
+  m_failureDialog->raise();
+}
 
 void MainWindow::showBanner(const QString& text, bool error) {
   m_banner->setProperty("error", error);
@@ -356,7 +377,9 @@ void MainWindow::showBanner(const QString& text, bool error) {
     m_banner->clear();
     return;
   }
-  m_banner->setText(text);
+  // Plain text, cut when very long (a message quoting a 2 MB node name).
+  m_banner->setText(
+      text.size() > 600 ? text.left(400) + QStringLiteral(" \u2026 ") + text.right(150) : text);
   m_banner->setStyleSheet(error ? "QLabel { background: #FDECEA; color: #8A1C14; border-bottom: 2px solid "
                                   "#D93025; padding: 8px; font-weight: bold; }"
                                 : "QLabel { background: #E8F0FE; color: #1A3E7A; border-bottom: 1px solid "

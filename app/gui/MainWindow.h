@@ -6,6 +6,8 @@
 #include "app/gui/MainActions.h"
 
 #include <QMainWindow>
+#include <QMessageBox>
+#include <QPointer>
 #include <QStringList>
 
 #include <memory>
@@ -43,6 +45,9 @@ public:
   void openFileAsync(const QString& path);
   /// The message banner above the graph ("" when hidden).
   QString bannerText() const;
+  /// Shows a failure in words: the banner, the status bar and, when the window is on screen, a
+  /// dialog (one at a time; a newer failure replaces its text). The loaded model stays.
+  void reportFailure(const QString& text);
   /// Exports the main graph view (.png, .svg, .dot); returns an error message or "".
   QString exportGraph(const QString& path);
   /// Shows the diff tab, comparing snapshots a and b.
@@ -84,6 +89,7 @@ private:
   void buildMenus();
   void wireActions();
   void showBanner(const QString& text, bool error);
+  QPointer<QMessageBox> m_failureDialog;
   void addRecentFile(const QString& path);
   void rebuildRecentMenu();
   void openDialog();

@@ -1,5 +1,6 @@
 // Background runs of a snapshot through the workbench.
 #include "app/gui/RunController.h"
+#include "app/gui/WorkerGuard.h"
 
 #include "app/workbench/Inputs.h"
 
@@ -46,28 +47,30 @@ void RunController::run(std::shared_ptr<const Graph> graph, std::shared_ptr<cons
   Q_EMIT started(tr("Running snapshot %1 on %2\u2026").arg(index).arg(m_backend));
   std::shared_ptr<workbench::JobControl> job = m_job;
   m_watcher.setFuture(QtConcurrent::run([graph, reference, settings, job] {
-    RunOutcome out;
-    auto inputs = workbench::gatherInputs(*graph, {}, /*seed=*/1, settings.compile.dims);
-    if (!inputs.ok()) {
-      out.error = QString::fromStdString(inputs.error().message());
+    return guardedWork<RunOutcome>(QStringLiteral("The run"), [&] {
+      RunOutcome out;
+      auto inputs = workbench::gatherInputs(*graph, {}, /*seed=*/1, settings.compile.dims);
+      if (!inputs.ok()) {
+        out.error = QString::fromStdString(inputs.error().message());
+        return out;
+      }
+      auto run = workbench::runGraph(*graph, *inputs, settings, job.get());
+      if (!run.ok()) {
+        out.cancelled = job->cancelled();
+        out.error = QString::fromStdString(run.error().message());
+        return out;
+      }
+      auto cmp = workbench::compareWithReference(*reference, *graph, *inputs, run->outputs,
+                                                 std::nullopt, job.get());
+      out.run = std::move(run).value();
+      if (cmp.ok())
+        out.comparison = std::move(cmp).value();
+      else {
+        out.cancelled = job->cancelled();
+        out.error = QString::fromStdString(cmp.error().message());
+      }
       return out;
-    }
-    auto run = workbench::runGraph(*graph, *inputs, settings, job.get());
-    if (!run.ok()) {
-      out.cancelled = job->cancelled();
-      out.error = QString::fromStdString(run.error().message());
-      return out;
-    }
-    auto cmp = workbench::compareWithReference(*reference, *graph, *inputs, run->outputs,
-                                               std::nullopt, job.get());
-    out.run = std::move(run).value();
-    if (cmp.ok())
-      out.comparison = std::move(cmp).value();
-    else {
-      out.cancelled = job->cancelled();
-      out.error = QString::fromStdString(cmp.error().message());
-    }
-    return out;
+    });
   }));
 }
 

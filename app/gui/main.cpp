@@ -54,11 +54,16 @@ int main(int argc, char** argv) {
   if (shots) {
     const bool opened = window.openFile(model);
     if (!opened) {
-      std::fprintf(stderr, "error: %s\n", qPrintable(window.bannerText()));
+      const QString why = window.bannerText();
+      std::fprintf(
+          stderr, "error: %s\n",
+          qPrintable(why.isEmpty() ? QStringLiteral("could not open %1").arg(model) : why));
       return 1;
     }
     if (parser.isSet(passes) && !window.runPipelineBlocking()) {
-      std::fprintf(stderr, "error: the pipeline did not run to its end\n");
+      const QString why = window.bannerText();
+      std::fprintf(stderr, "error: the pipeline did not run to its end%s%s\n",
+                   why.isEmpty() ? "" : ": ", qPrintable(why));
       return 1;
     }
     QString error;

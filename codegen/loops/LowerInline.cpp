@@ -147,6 +147,7 @@ bool isInlineOp(OpKind op) {
   case OpKind::GlobalMaxPool:
   case OpKind::LayerNormalization:
   case OpKind::InstanceNormalization:
+  case OpKind::GroupNormalization:
   case OpKind::ReduceMean:
   case OpKind::ReduceSum:
   case OpKind::ReduceMax:

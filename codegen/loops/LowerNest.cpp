@@ -448,8 +448,8 @@ Expected<StmtPtr> lowerSoftmax(KernelBuilder& b, const Node& n, const BufferPtr&
   return wrapLoops(names, sizes, body);
 }
 
-/// Normalizes X over the trailing dims from `axis` (LayerNorm) or over the spatial dims per
-/// (n, c) (InstanceNorm), then scales and shifts.
+/// Normalizes X over the trailing dims from `axis` (LayerNorm), over the spatial dims per
+/// (n, c) (InstanceNorm) or over each group of channels per n (GroupNorm), then scales and shifts.
 Expected<StmtPtr> lowerNorm(KernelBuilder& b, const Node& n, const BufferPtr& out,
                             const Epilogue& epi, const std::vector<BufferPtr>& extras) {
   const Value* X = n.input(0);
@@ -477,6 +477,28 @@ Expected<StmtPtr> lowerNorm(KernelBuilder& b, const Node& n, const BufferPtr& ou
   std::vector<std::string> all = outer;
   all.insert(all.end(), inner.begin(), inner.end());
   Indices xi = varsOf(all);
+  // GroupNormalization: the outer loops are (n, group), the inner ones (channel within the
+  // group, spatial...), and the channel read is group * C/G + that channel.
+  const bool isGroup = n.op() == OpKind::GroupNormalization;
+  int64_t perGroup = 1;
+  if (isGroup) {
+    FB_ASSIGN_OR_RETURN(int64_t groups, n.attrs().getInt("num_groups", 1));
+    if (groups < 1 || xs.size() < 2 || xs[1] % groups != 0)
+      return makeError(n.describe(), ": ", xs.size() < 2 ? 0 : xs[1],
+                       " channels do not split into num_groups = ", groups, " groups");
+    perGroup = xs[1] / groups;
+    outer = {"i0", "g"};
+    outerS = {xs[0], groups};
+    inner.clear();
+    innerS.clear();
+    for (size_t d = 1; d < xs.size(); ++d) {
+      inner.push_back("r" + std::to_string(d - 1));
+      innerS.push_back(d == 1 ? perGroup : xs[d]);
+    }
+    xi = varsOf(inner);
+    xi[0] = add(mul(var("g"), intImm(perGroup)), xi[0]);
+    xi.insert(xi.begin(), var("i0"));
+  }
   int64_t count = 1;
   for (int64_t s : innerS)
     count *= s;
@@ -485,7 +507,7 @@ Expected<StmtPtr> lowerNorm(KernelBuilder& b, const Node& n, const BufferPtr& ou
   Indices z{intImm(0)};
   ExprPtr x = b.read(X, xi);
   ExprPtr dev = sub(x, load(mean, z));
-  Indices si;
+  Indices si, bi;
   if (isLayer) {
     std::vector<int64_t> ss = KernelBuilder::sizesOf(scale);
     Indices normIdx(xi.begin() + axis, xi.end());
@@ -496,6 +518,13 @@ Expected<StmtPtr> lowerNorm(KernelBuilder& b, const Node& n, const BufferPtr& ou
         r.push_back(ss[d] == 1 && innerS[lead + d] != 1 ? intImm(0) : normIdx[lead + d]);
       return r;
     }();
+  } else if (isGroup) {
+    // A [C] parameter is per channel; a [G] one (opset 18, G != C) per group.
+    auto paramIndex = [&](const Value* p) -> Indices {
+      return {KernelBuilder::sizesOf(p)[0] == xs[1] ? xi[1] : var("g")};
+    };
+    si = paramIndex(scale);
+    bi = paramIndex(bias);
   } else {
     si = {xi[1]};
   }
@@ -510,7 +539,7 @@ Expected<StmtPtr> lowerNorm(KernelBuilder& b, const Node& n, const BufferPtr& ou
   ExprPtr y = mul(mul(dev, unary(UnaryOp::Sqrt, div(fimm(dt, 1), add(load(var2, z), fimm(dt, eps))))),
                   b.read(scale, si));
   if (bias)
-    y = add(y, b.read(bias, si));
+    y = add(y, b.read(bias, isGroup ? bi : si));
   StmtPtr body = alloc(
       mean,
       alloc(var2, block({store(mean, z, fimm(dt, 0), tag(n)),
@@ -594,7 +623,9 @@ Expected<StmtPtr> lowerNestOp(KernelBuilder& b, const Node& n, const BufferPtr& 
   case OpKind::Softmax:
   case OpKind::LogSoftmax: return lowerSoftmax(b, n, out, epilogue);
   case OpKind::LayerNormalization:
-  case OpKind::InstanceNormalization: return lowerNorm(b, n, out, epilogue, extras);
+  case OpKind::InstanceNormalization:
+  case OpKind::GroupNormalization:
+    return lowerNorm(b, n, out, epilogue, extras);
   case OpKind::Concat: return lowerConcat(b, n, out, epilogue);
   default: break;
   }

@@ -269,6 +269,10 @@ private:
       }
       inputs.push_back(std::move(name));
     }
+    if (node.op() == OpKind::GroupNormalization)
+      return emitGroupNormExpansion(node, inputs);
+    AttrMap attrs = node.attrs();
+    FB_TRY(writeOpset18FormsAt17(node, inputs, attrs));
     auto* proto = m_proto.add_node();
     proto->set_op_type(info.onnxName);
     proto->set_name(freshNodeName(node.name()));
@@ -284,9 +288,143 @@ private:
       proto->add_output(name);
       addValueInfo(name, out->type());
     }
-    for (const auto& [name, value] : node.attrs())
+    for (const auto& [name, value] : attrs)
       if (!(isControlFlowOp(node.op()) && name == kCapturesAttr))
         encodeAttr(name, value, *proto->add_attribute());
+    return Status::success();
+  }
+
+  /// Nodes read from opset 18 keep two forms the IR shares with it but opset 17 lacks: a
+  /// reduction's axes as input 1 (opset 17 has it only for ReduceSum) becomes the axes
+  /// attribute, and Split's num_outputs becomes explicit split sizes.
+  Status writeOpset18FormsAt17(const Node& node, std::vector<std::string>& inputs, AttrMap& attrs) {
+    const OpKind op = node.op();
+    const bool reduceWithAttrAxes = op == OpKind::ReduceMean || op == OpKind::ReduceMax ||
+                                    op == OpKind::ReduceMin || op == OpKind::ReduceProd ||
+                                    op == OpKind::ReduceL1 || op == OpKind::ReduceL2 ||
+                                    op == OpKind::ReduceLogSumExp ||
+                                    op == OpKind::ReduceSumSquare || op == OpKind::ReduceLogSum;
+    if (reduceWithAttrAxes && inputs.size() > 1) {
+      const Value* axes = node.input(1);
+      if (!axes->isConstant())
+        return makeUnsupported(node.describe(), ": axes computed at run time cannot be written "
+                                                "at opset 17, where they are an attribute");
+      attrs.set("axes", axes->constantData().toInt64Vector());
+      inputs.resize(1);
+    }
+    if (op == OpKind::Split && attrs.has("num_outputs")) {
+      attrs.erase("num_outputs");
+      if (inputs.size() < 2) {
+        FB_ASSIGN_OR_RETURN(int64_t rawAxis, attrs.getInt("axis", 0));
+        std::vector<int64_t> sizes;
+        for (const Value* out : node.outputs()) {
+          const TensorType& t = out->type();
+          const int64_t axis = rawAxis < 0 ? rawAxis + int64_t(t.rank()) : rawAxis;
+          if (axis < 0 || axis >= int64_t(t.rank()) || !t.dims[size_t(axis)].isStatic())
+            return makeUnsupported(node.describe(), ": a Split by num_outputs needs static "
+                                                    "output sizes to be written at opset 17");
+          sizes.push_back(t.dims[size_t(axis)].size());
+        }
+        inputs.resize(1);
+        inputs.push_back(addInitializer(Tensor::fromVector<int64_t>({int64_t(sizes.size())}, sizes),
+                                        (node.name().empty() ? "split" : node.name()) + "/split"));
+      }
+    }
+    return Status::success();
+  }
+
+  /// Adds a node of `op` reading `inputs` and returns its one output's name (fresh, from `out`).
+  std::string addPlainNode(const char* op, const std::string& nodeName,
+                           const std::vector<std::string>& inputs, const std::string& out) {
+    auto* proto = m_proto.add_node();
+    proto->set_op_type(op);
+    proto->set_name(freshNodeName(nodeName));
+    for (const std::string& in : inputs)
+      proto->add_input(in);
+    std::string name = freshName(out);
+    proto->add_output(name);
+    return name;
+  }
+
+  /// Adds an initializer and returns its (fresh) name.
+  std::string addInitializer(const Tensor& t, const std::string& base) {
+    std::string name = freshName(base);
+    encodeTensor(t, name, *m_proto.add_initializer());
+    return name;
+  }
+
+  /// GroupNormalization is opset 18; the export is opset 17, so it is written as the function
+  /// body ONNX defines for it: Reshape X to [N, G, -1], InstanceNormalization with unit scale,
+  /// Reshape back to X's shape, then scale and shift per channel. A per-group (opset 18)
+  /// parameter is repeated C/G times, which needs a static channel count.
+  Status emitGroupNormExpansion(const Node& node, const std::vector<std::string>& in) {
+    const TensorType& xt = node.input(0)->type();
+    auto groups = node.attrs().getInt("num_groups", 1);
+    auto eps = node.attrs().getFloat("epsilon", 1e-5f);
+    if (!groups.ok() || !eps.ok() || *groups < 1 || xt.rank() < 2 || in.size() < 3)
+      return makeError(node.describe(), ": malformed GroupNormalization");
+    const int64_t g = *groups;
+    const std::string base =
+        node.name().empty() ? "groupnorm" + std::to_string(node.id()) : node.name();
+    const std::string& y = m_names.at(node.output(0));
+    // Each parameter as a [C, 1, ..., 1] tensor that broadcasts against X.
+    std::vector<int64_t> paramShape(xt.rank() - 1, 1);
+    paramShape[0] = -1;
+    std::string paramShapeName =
+        addInitializer(Tensor::fromVector<int64_t>({int64_t(paramShape.size())}, paramShape),
+                       base + "/param_shape");
+    auto perChannel = [&](size_t i) -> Expected<std::string> {
+      const Dim& p = node.input(i)->type().dims.at(0);
+      const Dim& c = xt.dims[1];
+      if (!p.isStatic())
+        return makeUnsupported(node.describe(),
+                               ": exporting GroupNormalization at opset 17 "
+                               "needs the size of input ",
+                               i, " to be known");
+      std::string name = in[i];
+      if (p.size() == g && !(c.isStatic() && c.size() == g)) {
+        if (!c.isStatic())
+          return makeUnsupported(node.describe(),
+                                 ": exporting a per-group GroupNormalization "
+                                 "parameter at opset 17 needs a static channel count");
+        std::string gShape = addInitializer(Tensor::fromVector<int64_t>({2}, {g, 1}), base + "/g1");
+        std::string rep =
+            addInitializer(Tensor::fromVector<int64_t>({2}, {g, c.size() / g}), base + "/repeat");
+        name = addPlainNode("Reshape", base + "/param_g1", {name, gShape}, base + "/param_g1");
+        name = addPlainNode("Expand", base + "/param_repeat", {name, rep}, base + "/param_repeat");
+      }
+      return addPlainNode("Reshape", base + "/param_c", {name, paramShapeName}, base + "/param_c");
+    };
+    FB_ASSIGN_OR_RETURN(std::string scale, perChannel(1));
+    FB_ASSIGN_OR_RETURN(std::string bias, perChannel(2));
+    std::string shape = addPlainNode("Shape", base + "/shape", {in[0]}, base + "/shape");
+    std::string groupShape =
+        addInitializer(Tensor::fromVector<int64_t>({3}, {0, g, -1}), base + "/group_shape");
+    std::string grouped =
+        addPlainNode("Reshape", base + "/grouped", {in[0], groupShape}, base + "/grouped");
+    FB_ASSIGN_OR_RETURN(Tensor ones, Tensor::create(xt.dtype, {g}));
+    FB_ASSIGN_OR_RETURN(Tensor zeros, Tensor::create(xt.dtype, {g}));
+    for (int64_t k = 0; k < g; ++k)
+      ones.setFromDouble(k, 1.0);
+    std::string onesName = addInitializer(ones, base + "/ones");
+    std::string zerosName = addInitializer(zeros, base + "/zeros");
+    std::string normed = addPlainNode("InstanceNormalization", base + "/normalize",
+                                      {grouped, onesName, zerosName}, base + "/normalized");
+    auto* epsAttr = m_proto.mutable_node(m_proto.node_size() - 1)->add_attribute();
+    epsAttr->set_name("epsilon");
+    epsAttr->set_type(onnx::AttributeProto::FLOAT);
+    epsAttr->set_f(*eps);
+    std::string back =
+        addPlainNode("Reshape", base + "/ungrouped", {normed, shape}, base + "/ungrouped");
+    std::string scaled = addPlainNode("Mul", base + "/scale", {back, scale}, base + "/scaled");
+    auto* add = m_proto.add_node();
+    add->set_op_type("Add");
+    add->set_name(freshNodeName(base));
+    add->set_doc_string(formatNodeTag(node));
+    add->add_input(scaled);
+    add->add_input(bias);
+    add->add_output(y);
+    addValueInfo(y, node.output(0)->type());
     return Status::success();
   }
 

@@ -33,7 +33,10 @@ constexpr int64_t kMinOpset = 11;
 /// as at opset 17 (nothing to upgrade); see checkSchemaUnchanged.
 constexpr int64_t kOldestOpset = 1;
 Status checkSchemaUnchanged(const std::string& opType, int64_t opset, const std::string& where);
-constexpr int64_t kMaxOpset = 17;
+/// The newest opset read (opset-18 nodes through readOpset18Node); the IR keeps opset-17
+/// semantics, so an imported graph says 17.
+constexpr int64_t kMaxOpset = 18;
+constexpr int64_t kIrOpset = 17;
 
 bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
@@ -123,6 +126,9 @@ Status typeFromProto(const onnx::ValueInfoProto& info, const std::string& what, 
       result.dims.push_back(Dim::unknown());
     }
   }
+  if (!hasCountableSize(result))
+    return makeError(what, " is declared ", result.str(),
+                     ", a size that 64-bit arithmetic cannot count");
   out = std::move(result);
   return Status::success();
 }
@@ -176,7 +182,7 @@ public:
     FB_TRY(inferAll());
     FB_TRY(importOutputs());
     FB_TRY(checkValueInfo());
-    m_graph.setOpset(kMaxOpset);
+    m_graph.setOpset(kIrOpset);
     return Status::success();
   }
 
@@ -437,6 +443,7 @@ private:
     else if (m_opset < kMinOpset)
       FB_TRY(checkSchemaUnchanged(proto.op_type(), m_opset, where));
     FB_TRY(upgradeLegacyAttributes(node, m_opset, m_graph, m_names, where));
+    FB_TRY(readOpset18Node(node, m_opset, where));
     if (isControlFlowOp(node.op()))
       FB_TRY(importBodies(node, proto, where));
     const OpInfo& info = node.info();
@@ -489,7 +496,7 @@ private:
         return makeError(where, ": has no graph attribute '", role, "'");
       const onnx::GraphProto& g = attr->g();
       Graph* body = node.addBody(role, std::make_unique<Graph>(g.name().empty() ? role : g.name()));
-      body->setOpset(kMaxOpset);
+      body->setOpset(kIrOpset);
       auto importer = std::make_unique<GraphImporter>(g, *body, m_model, this, &captures);
       FB_TRY(importer->importBody(formal, where + ": body '" + std::string(role) + "'"));
       bodies.push_back(std::move(importer));
@@ -621,7 +628,7 @@ Status checkSchemaUnchanged(const std::string& opType, int64_t opset, const std:
     return Status::success();
   try {
     const onnx::OpSchema* old = onnx::OpSchemaRegistry::Schema(opType, int(opset), "");
-    const onnx::OpSchema* now = onnx::OpSchemaRegistry::Schema(opType, int(kMaxOpset), "");
+    const onnx::OpSchema* now = onnx::OpSchemaRegistry::Schema(opType, int(kIrOpset), "");
     if (old && now && old->SinceVersion() == now->SinceVersion())
       return Status::success();
     // RNN, GRU and LSTM of opset 7 differ from opset 14's only by the `layout` attribute, whose

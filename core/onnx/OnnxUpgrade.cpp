@@ -77,6 +77,50 @@ Status upgradeLegacyAttributes(Node& node, int64_t opset, Graph& graph, NameAllo
   }
 }
 
+Status readOpset18Node(Node& node, int64_t opset, const std::string& where) {
+  if (node.op() == OpKind::GroupNormalization && opset < 18)
+    return makeError(where, ": GroupNormalization exists from opset 18; the model imports opset ",
+                     opset);
+  if (opset < 18)
+    return Status::success();
+  if (node.op() == OpKind::Pad && node.numInputs() > 3) {
+    if (node.input(3))
+      return makeUnsupported(where, ": Pad's axes input (opset 18) is not supported; give pads "
+                                    "for every axis");
+    node.truncateInputs(3);
+  }
+  if (node.op() != OpKind::Resize)
+    return Status::success();
+  auto antialias = node.attrs().getInt("antialias", 0);
+  if (!antialias.ok())
+    return antialias.error().withContext(where);
+  if (*antialias != 0)
+    return makeUnsupported(where, ": Resize with antialias=1 (opset 18) is not supported");
+  auto policy = node.attrs().getString("keep_aspect_ratio_policy", "stretch");
+  if (!policy.ok())
+    return policy.error().withContext(where);
+  if (*policy != "stretch")
+    return makeUnsupported(where, ": Resize with keep_aspect_ratio_policy '", *policy,
+                           "' (opset 18) is not supported");
+  if (node.attrs().has("axes")) {
+    auto axes = node.attrs().getInts("axes", {});
+    if (!axes.ok())
+      return axes.error().withContext(where);
+    // Axes 0..k-1 in order mean every axis when the scales or sizes have one entry per axis,
+    // which shape inference checks.
+    bool everyAxis = true;
+    for (size_t i = 0; everyAxis && i < axes->size(); ++i)
+      everyAxis = (*axes)[i] == int64_t(i);
+    if (!everyAxis)
+      return makeUnsupported(where, ": Resize with an axes attribute (opset 18) that is not "
+                                    "every axis in order is not supported");
+  }
+  node.attrs().erase("antialias");
+  node.attrs().erase("keep_aspect_ratio_policy");
+  node.attrs().erase("axes");
+  return Status::success();
+}
+
 std::optional<OpKind> legacyOpKind(const std::string& onnxType) {
   if (onnxType == "Scatter")
     return OpKind::ScatterElements;

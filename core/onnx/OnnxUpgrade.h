@@ -1,4 +1,5 @@
-// Private to core/onnx: upgrading nodes of opsets 11-16 to the IR's opset-17 semantics.
+// Private to core/onnx: upgrading nodes of opsets 11-16 to the IR's opset-17 semantics, and
+// reading opset-18 nodes in it.
 #pragma once
 
 #include "core/Graph.h"
@@ -30,6 +31,13 @@ private:
 /// the node's inputs are resolved. `where` names the node in errors.
 Status upgradeLegacyAttributes(Node& node, int64_t opset, Graph& graph, NameAllocator& names,
                                const std::string& where);
+
+/// Reads a node of an opset-18 model in the IR's opset-17 semantics, or refuses it with an error
+/// naming the opset-18 feature when the IR cannot express it. The reductions' axes input, Split's
+/// num_outputs and ScatterElements/ScatterND's max/min reductions mean the same in the IR;
+/// Resize's antialias, axes and keep_aspect_ratio_policy and Pad's axes input are accepted only
+/// at values that change nothing (and are then dropped). GroupNormalization is opset 18 only.
+Status readOpset18Node(Node& node, int64_t opset, const std::string& where);
 
 /// The op that a deprecated ONNX op is read as: Scatter (opsets 9-10) as ScatterElements, and
 /// Upsample (opsets 7-9) as Resize (see upgradeLegacyOp). nullopt for any other op type.

@@ -105,6 +105,23 @@ Expected<WindowGeometry> readWindowGeometry(const AttrMap& attrs, WindowKind kin
     FB_ASSIGN_OR_RETURN(int64_t ceilMode, attrs.getInt("ceil_mode", 0));
     g.ceilMode = ceilMode != 0;
   }
+  // Bounded so that output-size arithmetic (an effective kernel is (k-1)*d+1, a transposed
+  // output s*(n-1)+...) cannot overflow: no real model comes near 2^31 on one window axis.
+  constexpr int64_t kLimit = int64_t(1) << 31;
+  auto bounded = [&](const std::vector<int64_t>& v, const char* what) -> Status {
+    for (int64_t x : v)
+      if (x > kLimit || x < -kLimit)
+        return makeError("attribute '", what, "' = ", intsToString(v),
+                         " is beyond the supported magnitude 2^31");
+    return Status::success();
+  };
+  FB_TRY(bounded(g.kernel, "kernel_shape"));
+  FB_TRY(bounded(g.strides, "strides"));
+  FB_TRY(bounded(g.dilations, "dilations"));
+  FB_TRY(bounded(g.padsBegin, "pads"));
+  FB_TRY(bounded(g.padsEnd, "pads"));
+  FB_TRY(bounded(g.outputPadding, "output_padding"));
+  FB_TRY(bounded(g.outputShape, "output_shape"));
   return g;
 }
 
@@ -158,8 +175,12 @@ Expected<Dim> transposedOutputDim(const WindowGeometry& g, size_t i, const Dim& 
   int64_t n = in.size();
   if (g.autoPad == AutoPad::SameUpper || g.autoPad == AutoPad::SameLower)
     return Dim(n * g.strides[i]);
-  int64_t out = g.strides[i] * (n - 1) + g.outputPadding[i] + g.effectiveKernel(i) -
-                g.padsBegin[i] - g.padsEnd[i];
+  int64_t out = 0;
+  if (__builtin_mul_overflow(g.strides[i], n - 1, &out) ||
+      __builtin_add_overflow(
+          out, g.outputPadding[i] + g.effectiveKernel(i) - g.padsBegin[i] - g.padsEnd[i], &out))
+    return makeError("the output of spatial axis ", i, " (input ", n, ", stride ", g.strides[i],
+                     ") is larger than 64-bit arithmetic counts");
   if (out < 1)
     return makeError("the output of spatial axis ", i, " would have size ", out,
                      " (input ", n, ", pads ", g.padsBegin[i], "+", g.padsEnd[i], ")");

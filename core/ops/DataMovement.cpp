@@ -193,7 +193,11 @@ Status evalReshape(EvalContext& ctx) {
     }
     if (out[i] < 0)
       return ctx.error("shape ", sizesString(target), " has the invalid dim ", out[i]);
-    known *= out[i];
+    // Checked: a product that wraps around int64 could equal the element count by accident.
+    if (__builtin_mul_overflow(known, out[i], &known))
+      return ctx.error("shape ", sizesString(target),
+                       " has more elements than 64-bit "
+                       "arithmetic counts");
   }
   if (inferred >= 0) {
     if (known == 0 || in.numElements() % known != 0)
@@ -481,7 +485,8 @@ Status evalTile(EvalContext& ctx) {
   for (size_t i = 0; i < in.rank(); ++i) {
     if (reps[i] < 0)
       return ctx.error("repeats ", sizesString(reps), " has a negative entry");
-    outSizes[i] = in.sizes()[i] * reps[i];
+    if (__builtin_mul_overflow(in.sizes()[i], reps[i], &outSizes[i]))
+      return ctx.error("repeats ", sizesString(reps), " give a size beyond 64-bit arithmetic");
   }
   FB_ASSIGN_OR_RETURN(Tensor out, copyWithOffsets(in, outSizes, repeatOffsets(in, outSizes, true)));
   ctx.setOutput(0, std::move(out));

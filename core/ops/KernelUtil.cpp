@@ -140,14 +140,18 @@ std::optional<int64_t> staticProduct(const std::vector<Dim>& dims) {
   for (const Dim& d : dims) {
     if (!d.isStatic())
       return std::nullopt;
-    p *= d.size();
+    if (__builtin_mul_overflow(p, d.size(), &p))
+      return std::nullopt; // no such tensor; shape inference refuses the type
   }
   return p;
 }
 
 Dim mulDims(const Dim& a, const Dim& b) {
-  if (a.isStatic() && b.isStatic())
-    return Dim(a.size() * b.size());
+  if (a.isStatic() && b.isStatic()) {
+    // An overflowing product becomes -1, which shape inference refuses (checkCountable).
+    int64_t p = 0;
+    return __builtin_mul_overflow(a.size(), b.size(), &p) ? Dim(-1) : Dim(p);
+  }
   if (a.isStatic() && a.size() == 1)
     return b;
   if (b.isStatic() && b.size() == 1)

@@ -1,5 +1,6 @@
-// Normalization ops: inference-mode BatchNormalization, LayerNormalization and
-// InstanceNormalization. Statistics are computed in double whatever the storage type.
+// Normalization ops: inference-mode BatchNormalization, LayerNormalization,
+// InstanceNormalization and GroupNormalization. Statistics are computed in double whatever the
+// storage type.
 #include "core/ops/MathUtil.h"
 #include "core/ops/OpRegistration.h"
 
@@ -296,6 +297,92 @@ Status evalInstanceNorm(EvalContext& ctx) {
   return Status::success();
 }
 
+// ---------------------------------------------------------------------------------------------
+// GroupNormalization: the channels of each sample split into num_groups groups of C/G; each group
+// (its channels and all their spatial positions) is normalized together, then scaled and shifted.
+// Opset 21 takes scale and B per channel ([C]); opset 18 took them per group ([G]). Both forms
+// are accepted: a [C] vector is per channel, a [G] vector (G != C) per group; when G == C the
+// two readings coincide.
+
+/// The number of groups: the required attribute num_groups, at least 1.
+template <typename Ctx> Expected<int64_t> numGroups(const Ctx& ctx) {
+  if (!ctx.node().attrs().has("num_groups"))
+    return ctx.error("the attribute num_groups is required");
+  FB_ASSIGN_OR_RETURN(int64_t g, intAttr(ctx, "num_groups", 1));
+  if (g < 1)
+    return ctx.error("num_groups must be at least 1, got ", g);
+  return g;
+}
+
+/// Checks that input i (scale or B) has C or G elements.
+Status checkGroupParam(const InferContext& ctx, size_t i, const char* what, const Dim& channels,
+                       int64_t groups) {
+  const TensorType& t = ctx.inputType(i);
+  const bool ok =
+      t.rank() == 1 && (!t.dims[0].isStatic() || !channels.isStatic() ||
+                        t.dims[0].size() == channels.size() || t.dims[0].size() == groups);
+  if (!ok)
+    return ctx.error("input ", i, " (", what, ") must have shape [", channels.str(),
+                     "] (per channel) or [", groups, "] (per group, opset 18), got ", t.str());
+  return Status::success();
+}
+
+Status inferGroupNorm(InferContext& ctx) {
+  FB_TRY(checkInputDType(ctx, 0, dtypeBit(DType::F32) | dtypeBit(DType::F16)));
+  FB_TRY(checkSameDType(ctx, 0, 1));
+  FB_TRY(checkSameDType(ctx, 0, 2));
+  FB_ASSIGN_OR_RETURN(float epsilon, floatAttr(ctx, "epsilon", 1e-5f));
+  (void)epsilon;
+  FB_ASSIGN_OR_RETURN(int64_t groups, numGroups(ctx));
+  const TensorType& x = ctx.inputType(0);
+  if (x.rank() < 2)
+    return ctx.error("input must have rank >= 2 (N, C, ...), got ", x.str());
+  if (x.dims[1].isStatic() && x.dims[1].size() % groups != 0)
+    return ctx.error("the ", x.dims[1].size(), " channels do not split into num_groups = ", groups,
+                     " equal groups");
+  FB_TRY(checkGroupParam(ctx, 1, "scale", x.dims[1], groups));
+  FB_TRY(checkGroupParam(ctx, 2, "B", x.dims[1], groups));
+  ctx.setOutputType(0, TensorType(x.dtype, x.dims));
+  return Status::success();
+}
+
+Status evalGroupNorm(EvalContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  FB_ASSIGN_OR_RETURN(float epsilon, floatAttr(ctx, "epsilon", 1e-5f));
+  FB_ASSIGN_OR_RETURN(int64_t groups, numGroups(ctx));
+  if (x.rank() < 2)
+    return ctx.error("input must have rank >= 2 (N, C, ...), got ", x.type().str());
+  const int64_t n = x.sizes()[0], c = x.sizes()[1];
+  if (c % groups != 0)
+    return ctx.error("the ", c, " channels do not split into num_groups = ", groups,
+                     " equal groups");
+  const int64_t perGroup = c / groups;
+  const int64_t spatial = n * c != 0 ? x.numElements() / (n * c) : 0;
+  const auto scale = toDoubles(ctx.input(1)), bias = toDoubles(ctx.input(2));
+  for (size_t i = 1; i <= 2; ++i) {
+    const Tensor& t = ctx.input(i);
+    if (t.rank() != 1 || (t.sizes()[0] != c && t.sizes()[0] != groups))
+      return ctx.error("input ", i, " (", i == 1 ? "scale" : "B", ") must have shape [", c,
+                       "] or [", groups, "], got ", t.type().str());
+  }
+  const bool scalePerChannel = int64_t(scale.size()) == c;
+  const bool biasPerChannel = int64_t(bias.size()) == c;
+  Tensor y(x.dtype(), x.sizes());
+  for (int64_t b0 = 0; b0 < n; ++b0)
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t begin = (b0 * c + g * perGroup) * spatial;
+      auto [mean, inv] = moments(x, begin, perGroup * spatial, double(epsilon));
+      for (int64_t k = 0; k < perGroup; ++k) {
+        const int64_t ch = g * perGroup + k;
+        const double a = scale[size_t(scalePerChannel ? ch : g)] * inv;
+        const double shift = bias[size_t(biasPerChannel ? ch : g)] - mean * a;
+        scaleShift(x, y, begin + k * spatial, spatial, a, shift);
+      }
+    }
+  ctx.setOutput(0, std::move(y));
+  return Status::success();
+}
+
 } // namespace
 
 void registerNormalizationOps(OpRegistry& r) {
@@ -306,6 +393,7 @@ void registerNormalizationOps(OpRegistry& r) {
   // scale and shift (2): 8 per element.
   r.set(OpKind::LayerNormalization, inferLayerNorm, evalLayerNorm, costPerInputElement<8>);
   r.set(OpKind::InstanceNormalization, inferInstanceNorm, evalInstanceNorm, costPerInputElement<8>);
+  r.set(OpKind::GroupNormalization, inferGroupNorm, evalGroupNorm, costPerInputElement<8>);
 }
 
 } // namespace fb

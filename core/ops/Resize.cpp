@@ -102,7 +102,12 @@ Expected<std::vector<T>> perDim(const std::vector<T>& values, const std::vector<
 }
 
 /// floor(in * scale), as the ONNX reference computes the output size from scales.
-int64_t scaledSize(int64_t in, double scale) { return int64_t(std::floor(double(in) * scale)); }
+/// floor(in * scale); -1 (refused by shape inference and by the plan) when it is not finite or
+/// beyond 2^62, where converting to int64 would be undefined.
+int64_t scaledSize(int64_t in, double scale) {
+  const double v = std::floor(double(in) * scale);
+  return std::isfinite(v) && v < 4.6e18 ? int64_t(v) : -1;
+}
 
 Status inferResize(InferContext& ctx) {
   const TensorType& in = ctx.inputType(0);
@@ -251,7 +256,11 @@ Expected<ResizePlan> planResize(const EvalContext& ctx, const ResizeAttrs& attrs
         return makeError("scale ", sc, " of dim ", d, " is not positive");
       p.scales[d] = sc;
       double span = attrs.coord == CoordMode::TfCropAndResize ? p.roiEnd[d] - p.roiStart[d] : 1.0;
-      p.outSizes[d] = int64_t(std::floor(double(x.sizes()[d]) * span * sc));
+      p.outSizes[d] = scaledSize(x.sizes()[d], span * sc);
+      if (p.outSizes[d] < 0)
+        return makeError("scale ", sc, " of dim ", d,
+                         " gives a negative size or one beyond "
+                         "64-bit arithmetic");
     }
   }
   return p;

@@ -181,18 +181,27 @@ Status evalConstantOfShape(EvalContext& ctx) {
 // ---------------------------------------------------------------------------------------------
 // Range
 
+/// Number of elements of an integer Range: max(ceil((limit - start) / delta), 0), exact over
+/// the whole int64 span (the difference is taken in 128 bits).
+Expected<int64_t> rangeLengthInt(int64_t start, int64_t limit, int64_t delta) {
+  if (delta == 0)
+    return makeError("delta is zero");
+  const __int128 diff = __int128(limit) - __int128(start), d = delta;
+  __int128 q = diff / d;
+  if (q * d != diff && (diff > 0) == (d > 0))
+    ++q;
+  if (q > __int128(INT64_MAX))
+    return makeError("the range from ", start, " to ", limit, " by ", delta,
+                     " has more elements than 64-bit arithmetic counts");
+  return std::max<int64_t>(int64_t(q), 0);
+}
+
 /// Number of elements of Range(start, limit, delta): max(ceil((limit - start) / delta), 0).
 Expected<int64_t> rangeLength(double start, double limit, double delta, bool integral) {
   if (delta == 0)
     return makeError("delta is zero");
-  if (integral) {
-    // Exact integer ceil division, so large i64 ranges do not round.
-    int64_t diff = int64_t(limit) - int64_t(start), d = int64_t(delta);
-    int64_t q = diff / d;
-    if (q * d != diff && (diff > 0) == (d > 0))
-      ++q;
-    return std::max<int64_t>(q, 0);
-  }
+  assert(!integral && "integer ranges use rangeLengthInt");
+  (void)integral;
   double n = std::ceil((limit - start) / delta);
   if (std::isnan(n) || n > 9.0e15)
     return makeError("the range from ", start, " to ", limit, " by ", delta,
@@ -215,8 +224,10 @@ Status inferRange(InferContext& ctx) {
   Dim length = Dim::unknown();
   const Tensor* c[3] = {ctx.inputConstant(0), ctx.inputConstant(1), ctx.inputConstant(2)};
   if (c[0] && c[1] && c[2]) {
-    auto n = rangeLength(c[0]->getAsDouble(0), c[1]->getAsDouble(0), c[2]->getAsDouble(0),
-                         isInteger(dt));
+    auto n =
+        isInteger(dt)
+            ? rangeLengthInt(c[0]->getAsInt64(0), c[1]->getAsInt64(0), c[2]->getAsInt64(0))
+            : rangeLength(c[0]->getAsDouble(0), c[1]->getAsDouble(0), c[2]->getAsDouble(0), false);
     if (!n.ok())
       return ctx.error(n.error().message());
     length = Dim(*n);
@@ -228,7 +239,7 @@ Status inferRange(InferContext& ctx) {
         delta->size() == 1) {
       const Dim &s = (*start)[0], &l = (*limit)[0], &d = (*delta)[0];
       if (s.isStatic() && l.isStatic() && d.isStatic()) {
-        auto n = rangeLength(double(s.size()), double(l.size()), double(d.size()), true);
+        auto n = rangeLengthInt(s.size(), l.size(), d.size());
         if (!n.ok())
           return ctx.error(n.error().message());
         length = Dim(*n);
@@ -250,8 +261,10 @@ Status evalRange(EvalContext& ctx) {
     if (ctx.input(i).numElements() != 1)
       return ctx.error("operand ", i, " ", ctx.input(i).type().str(), " must be a scalar");
   bool integral = isInteger(dt);
-  auto n = rangeLength(start.getAsDouble(0), ctx.input(1).getAsDouble(0),
-                       ctx.input(2).getAsDouble(0), integral);
+  auto n = integral ? rangeLengthInt(start.getAsInt64(0), ctx.input(1).getAsInt64(0),
+                                     ctx.input(2).getAsInt64(0))
+                    : rangeLength(start.getAsDouble(0), ctx.input(1).getAsDouble(0),
+                                  ctx.input(2).getAsDouble(0), false);
   if (!n.ok())
     return ctx.error(n.error().message());
   FB_ASSIGN_OR_RETURN(Tensor out, Tensor::create(dt, {*n}));
@@ -261,7 +274,9 @@ Status evalRange(EvalContext& ctx) {
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
         auto o = out.mutableData<T>();
         for (int64_t i = 0; i < *n; ++i)
-          o[size_t(i)] = T(s + i * d);
+          // In unsigned arithmetic: i * d may pass int64's range although s + i * d, which
+          // lies between start and limit, never does.
+          o[size_t(i)] = T(int64_t(uint64_t(s) + uint64_t(i) * uint64_t(d)));
       }
     });
   } else {

@@ -557,8 +557,12 @@ Status inferPad(InferContext& ctx) {
       return ctx.error("pads ", sizesString(*pads), " has ", pads->size(), " entries, expected ",
                        2 * in.rank(), " for ", in.str());
     for (size_t i = 0; i < in.rank(); ++i) {
-      int64_t extra = (*pads)[i] + (*pads)[i + in.rank()];
+      int64_t extra = 0, padded = 0;
       const Dim& d = in.dims[i];
+      if (__builtin_add_overflow((*pads)[i], (*pads)[i + in.rank()], &extra) ||
+          (d.isStatic() && __builtin_add_overflow(d.size(), extra, &padded)))
+        return ctx.error("pads ", sizesString(*pads), " on dim ", i, " of ", in.str(),
+                         " give a size beyond 64-bit arithmetic");
       if (d.isStatic()) {
         if (d.size() + extra < 0)
           return ctx.error("pads ", sizesString(*pads), " remove more than dim ", i, " of ",
@@ -608,7 +612,10 @@ Status evalPad(EvalContext& ctx) {
   for (size_t d = 0; d < rank; ++d) {
     int64_t n = in.sizes()[d];
     int64_t before = pads[d];
-    outSizes[d] = n + before + pads[d + rank];
+    if (__builtin_add_overflow(n, before, &outSizes[d]) ||
+        __builtin_add_overflow(outSizes[d], pads[d + rank], &outSizes[d]))
+      return ctx.error("pads ", sizesString(pads), " on dim ", d, " of ", in.type().str(),
+                       " give a size beyond 64-bit arithmetic");
     if (outSizes[d] < 0)
       return ctx.error("pads ", sizesString(pads), " remove more than dim ", d, " of ",
                        in.type().str(), " holds");

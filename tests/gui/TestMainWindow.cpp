@@ -6,17 +6,18 @@
 #include "app/gui/DiffView.h"
 #include "app/gui/DockManager.h"
 #include "app/gui/InspectorView.h"
-#include "app/gui/MainActions.h"
 #include "app/gui/IrTextView.h"
+#include "app/gui/MainActions.h"
 #include "app/gui/MainWindow.h"
 #include "app/gui/PipelineModels.h"
 #include "app/gui/PipelinePanel.h"
 #include "app/gui/RunController.h"
-#include "app/workbench/Inputs.h"
-#include "app/workbench/Session.h"
 #include "app/gui/TimelineModel.h"
 #include "app/gui/TimelineView.h"
+#include "app/gui/WorkerGuard.h"
 #include "app/gui/graph/GraphView.h"
+#include "app/workbench/Inputs.h"
+#include "app/workbench/Session.h"
 
 #include "core/GraphDiff.h"
 #include "core/ModelIO.h"
@@ -150,6 +151,43 @@ private Q_SLOTS:
     // A good file clears the message.
     QVERIFY(w.openFile(sample("mlp.onnx")));
     QVERIFY(w.bannerText().isEmpty());
+  }
+
+  void workerExceptionsBecomeMessages() {
+    // What a worker throws reaches the GUI thread as the outcome's error, not as an abort.
+    LoadOutcome oom = guardedWork<LoadOutcome>(QStringLiteral("Loading the model"),
+                                               []() -> LoadOutcome { throw std::bad_alloc(); });
+    QVERIFY(!oom.graph);
+    QVERIFY2(oom.error.contains("Loading the model") && oom.error.contains("out of memory"),
+             qPrintable(oom.error));
+    StepOutcome boom = guardedWork<StepOutcome>(QStringLiteral("The step"), []() -> StepOutcome {
+      throw std::runtime_error("boom at #3");
+    });
+    QVERIFY2(boom.error.contains("The step failed: boom at #3"), qPrintable(boom.error));
+    StepOutcome fine =
+        guardedWork<StepOutcome>(QStringLiteral("The step"), [] { return StepOutcome{}; });
+    QVERIFY(fine.error.isEmpty());
+  }
+
+  void longNamesAreElided() {
+    // A 2 MB node name: the model opens, and the inspector and the banner stay short.
+    QTemporaryDir dir;
+    const QString path = dir.filePath("long_name.fbir");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    const QByteArray name(2 * 1024 * 1024, 'n');
+    f.write("graph @g opset 17 {\n  input %x : f32[2]\n  %y : f32[2] = Relu(%x)  #1 \"" + name +
+            "\"\n  output %y\n}\n");
+    f.close();
+    MainWindow w(/*persistent=*/false);
+    QVERIFY(w.openFile(path));
+    QVERIFY(w.waitForLayouts());
+    const Graph& g = *w.coordinator()->session().graph(0);
+    QCOMPARE(g.nodes().size(), size_t(1));
+    Q_EMIT w.graphView()->nodeSelected(g.nodes().front()->id());
+    const QString text = w.inspector()->plainText();
+    QVERIFY2(text.contains("Relu") && text.size() < 4000, qPrintable(QString::number(text.size())));
+    QVERIFY(text.contains(QStringLiteral("(%1 characters)").arg(name.size())));
   }
 
   void droppedFileOpens() {

@@ -111,6 +111,9 @@ QString keyAttributes(const Node& n) {
   case OpKind::BatchNormalization:
   case OpKind::LayerNormalization:
   case OpKind::InstanceNormalization:
+  case OpKind::GroupNormalization:
+    if (n.op() == OpKind::GroupNormalization)
+      parts << QStringLiteral("G %1").arg(integer("num_groups", 1));
     if (const auto* v = a.find("epsilon"))
       if (const auto* f = std::get_if<float>(v))
         parts << QStringLiteral("\u03b5 %1").arg(double(*f), 0, 'g', 3);
@@ -448,11 +451,11 @@ private:
     QString name = shortName(n);
     u.details << (name.isEmpty() ? QStringLiteral("#%1").arg(n.id())
                                  : QStringLiteral("#%1 %2").arg(n.id()).arg(name));
-    u.tooltip = QString::fromStdString(n.describe());
+    u.tooltip = elide(QString::fromStdString(n.describe()), 300);
     u.provenance = n.provenance();
     for (Value* v : n.outputs())
-      u.tooltip += QStringLiteral("\n\u2192 %%1 : %2").arg(QString::fromStdString(v->name()),
-                                                           typeLabel(v->type()));
+      u.tooltip += QStringLiteral("\n\u2192 %%1 : %2")
+                       .arg(elide(QString::fromStdString(v->name()), 120), typeLabel(v->type()));
     const int index = addUnit(std::move(u));
     m_consumers[size_t(index)] = {&n};
     if (n.body()) {
@@ -623,7 +626,8 @@ private:
   }
 
   static QString valueText(const Value* v) {
-    return QStringLiteral("%%1 : %2").arg(QString::fromStdString(v->name()), typeLabel(v->type()));
+    return QStringLiteral("%%1 : %2")
+        .arg(elide(QString::fromStdString(v->name()), 120), typeLabel(v->type()));
   }
 
   void addEdge(int from, int to, const Value* v) {

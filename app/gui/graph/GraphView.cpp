@@ -114,16 +114,30 @@ void GraphView::Impl::start(bool reuse) {
                previous = std::move(previous), flag = cancel]() {
     LayoutJob job;
     job.generation = gen;
-    auto display = std::make_shared<DisplayGraph>(buildDisplayGraph(*g, options, expansion));
-    if (!flag->load())
-      QMetaObject::invokeMethod(qApp, [view, gen] {
-        if (view && view->m_impl->generation == gen)
-          Q_EMIT view->layoutProgress(20);
-      }, Qt::QueuedConnection);
-    job.layout = layoutDisplayGraph(*display, flag.get());
-    if (job.layout.ok && !previous.isEmpty())
-      reusePositions(*display, previous, job.layout);
-    job.display = std::move(display);
+    // An exception here would be lost in the discarded future and leave the view waiting: it
+    // becomes a failed layout that the view reports in words.
+    try {
+      auto display = std::make_shared<DisplayGraph>(buildDisplayGraph(*g, options, expansion));
+      if (!flag->load())
+        QMetaObject::invokeMethod(
+            qApp,
+            [view, gen] {
+              if (view && view->m_impl->generation == gen)
+                Q_EMIT view->layoutProgress(20);
+            },
+            Qt::QueuedConnection);
+      job.layout = layoutDisplayGraph(*display, flag.get());
+      if (job.layout.ok && !previous.isEmpty())
+        reusePositions(*display, previous, job.layout);
+      job.display = std::move(display);
+    } catch (const std::bad_alloc&) {
+      job.layout = {};
+      job.layout.error = QStringLiteral("the graph layout ran out of memory");
+    } catch (const std::exception& e) {
+      job.layout = {};
+      job.layout.error =
+          QStringLiteral("the graph layout failed: %1").arg(QString::fromLocal8Bit(e.what()));
+    }
     // Posted to the application object, which outlives every view; the QPointer drops the result
     // when this view was destroyed meanwhile.
     QMetaObject::invokeMethod(qApp, [view, job = std::move(job)]() mutable {
