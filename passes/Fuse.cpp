@@ -244,13 +244,21 @@ public:
   }
   std::vector<PassOptionSpec> options() const override {
     return {PassOptionSpec::integer("max-group-size", 16, 1, 100000,
-                                    "most ops one fused group may hold")};
+                                    "most ops one fused group may hold"),
+            PassOptionSpec::boolean("verify-convexity", false,
+                                    "check the bounded cycle search against the exhaustive "
+                                    "one on every union (slow: for debugging)")};
   }
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
     FB_ASSIGN_OR_RETURN(int64_t limit, ctx.options().getInt("max-group-size"));
     FusionOptions options;
     options.maxGroupSize = size_t(limit);
+    FB_ASSIGN_OR_RETURN(options.verifyConvexity, ctx.options().getBool("verify-convexity"));
     FusionPlan plan = planFusion(graph, options);
+    if (plan.convexityMismatches || plan.orderViolations)
+      return makeError("fuse: partitioner bug (verify-convexity): ", plan.convexityMismatches,
+                       " unions where the bounded cycle search disagreed with the exhaustive one, ",
+                       plan.orderViolations, " where the order of the groups broke");
     FuseTotals totals;
     for (const FusionGroup& group : plan.groups)
       FB_TRY(materializeGroup(graph, group, ctx, totals));

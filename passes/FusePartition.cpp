@@ -3,6 +3,7 @@
 #include "passes/FusePartition.h"
 
 #include "core/ShapeInference.h"
+#include "passes/ContractedDag.h"
 
 #include <algorithm>
 #include <cassert>
@@ -260,20 +261,29 @@ std::vector<DomNode> buildPostDominatorTree(const std::vector<FlowNode>& nodes) 
   return dom;
 }
 
-/// Union-find over the dataflow graph. As in TVM, a group's root is the sink of its latest
-/// union, and a node's `pattern` is its group's pattern from the last time it was a root, so a
-/// finished conv+epilogue group (pattern ComplexOutFusable at its last node) only grows by the
-/// epilogue rule.
+/// The dataflow graph's edges as ContractedDag takes them.
+std::vector<std::vector<int>> consumerLists(const std::vector<FlowNode>& nodes) {
+  std::vector<std::vector<int>> consumers(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const Edge& e : nodes[i].consumers)
+      consumers[i].push_back(e.consumer);
+  return consumers;
+}
+
+/// Union-find over the dataflow graph (kept, with the groups' members and the cycle check, by
+/// ContractedDag). As in TVM, a group's root is the sink of its latest union, and a node's
+/// `pattern` is its group's pattern from the last time it was a root, so a finished
+/// conv+epilogue group (pattern ComplexOutFusable at its last node) only grows by the epilogue
+/// rule.
 class Partitioner {
 public:
   Partitioner(const std::vector<FlowNode>& nodes, const std::vector<DomNode>& dom,
-              size_t maxGroupSize)
-      : m_nodes(nodes), m_dom(dom), m_maxGroupSize(maxGroupSize), m_parent(nodes.size()),
-        m_groups(nodes.size()), m_mark(nodes.size(), 0) {
+              const FusionOptions& options)
+      : m_nodes(nodes), m_dom(dom), m_maxGroupSize(options.maxGroupSize),
+        m_dag(consumerLists(nodes), options.verifyConvexity), m_groups(nodes.size()),
+        m_mark(nodes.size(), 0) {
     for (size_t i = 0; i < nodes.size(); ++i) {
-      m_parent[i] = int(i);
       m_groups[i].pattern = nodes[i].pattern;
-      m_groups[i].members = {int(i)};
       m_groups[i].anchors = isAnchorCategory(nodes[i].pattern) ? 1 : 0;
     }
   }
@@ -314,9 +324,12 @@ public:
     plan.refusedForSize = m_refusedForSize;
     plan.refusedForCycle = m_refusedForCycle;
     plan.refusedForAnchors = m_refusedForAnchors;
+    plan.cycleSearchSteps = m_dag.searchSteps();
+    plan.convexityMismatches = m_dag.convexityMismatches();
+    plan.orderViolations = m_dag.orderViolations();
     std::vector<std::vector<int>> byRoot(m_nodes.size());
     for (size_t i = 0; i < m_nodes.size(); ++i)
-      byRoot[size_t(findConst(int(i)))].push_back(int(i));
+      byRoot[size_t(m_dag.findConst(int(i)))].push_back(int(i));
     std::vector<std::vector<int>> groups;
     for (auto& members : byRoot)
       if (members.size() >= 2)
@@ -341,22 +354,10 @@ public:
 private:
   struct Group {
     OpCategory pattern = OpCategory::Opaque;
-    std::vector<int> members; ///< valid at roots
-    int anchors = 0;          ///< ComplexOutFusable and Reduction members; valid at roots
+    int anchors = 0; ///< ComplexOutFusable and Reduction members; valid at roots
   };
 
-  int find(int x) {
-    while (m_parent[size_t(x)] != x) {
-      m_parent[size_t(x)] = m_parent[size_t(m_parent[size_t(x)])];
-      x = m_parent[size_t(x)];
-    }
-    return x;
-  }
-  int findConst(int x) const {
-    while (m_parent[size_t(x)] != x)
-      x = m_parent[size_t(x)];
-    return x;
-  }
+  int find(int x) { return m_dag.find(x); }
 
   /// Marks are generation-stamped so each search starts clean without clearing.
   void newMarks() { ++m_stamp; }
@@ -388,31 +389,6 @@ private:
     return true;
   }
 
-  /// True when some path leaves the node set `inSet` (members flagged) and comes back, seen
-  /// with every existing group contracted to one node, as it will be once materialized.
-  bool leavesAndReturns(const std::vector<int>& members, const std::vector<char>& inSet) {
-    newMarks();
-    std::vector<int> stack;
-    for (int m : members)
-      for (const Edge& e : m_nodes[size_t(m)].consumers)
-        if (!inSet[size_t(e.consumer)])
-          stack.push_back(e.consumer);
-    while (!stack.empty()) {
-      int x = stack.back();
-      stack.pop_back();
-      if (inSet[size_t(x)])
-        return true;
-      int root = find(x);
-      if (marked(root))
-        continue;
-      mark(root);
-      for (int y : m_groups[size_t(root)].members)
-        for (const Edge& e : m_nodes[size_t(y)].consumers)
-          stack.push_back(e.consumer);
-    }
-    return false;
-  }
-
   template <typename Cond> void tryFuse(int src, int sink, Cond cond) {
     std::vector<int> onPath;
     if (!checkPaths(src, sink, cond, onPath))
@@ -424,10 +400,10 @@ private:
     std::sort(roots.begin(), roots.end());
     roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
     roots.erase(std::remove(roots.begin(), roots.end(), target), roots.end());
-    size_t size = m_groups[size_t(target)].members.size();
+    size_t size = m_dag.members(target).size();
     int anchors = m_groups[size_t(target)].anchors;
     for (int r : roots) {
-      size += m_groups[size_t(r)].members.size();
+      size += m_dag.members(r).size();
       anchors += m_groups[size_t(r)].anchors;
     }
     if (size > m_maxGroupSize) {
@@ -440,33 +416,22 @@ private:
       ++m_refusedForAnchors;
       return;
     }
-    std::vector<int> merged = m_groups[size_t(target)].members;
-    for (int r : roots)
-      merged.insert(merged.end(), m_groups[size_t(r)].members.begin(),
-                    m_groups[size_t(r)].members.end());
-    std::vector<char> inSet(m_nodes.size(), 0);
-    for (int m : merged)
-      inSet[size_t(m)] = 1;
-    if (leavesAndReturns(merged, inSet)) {
+    if (!m_dag.tryMerge(target, roots)) {
       ++m_refusedForCycle;
       return;
     }
     Group& t = m_groups[size_t(target)];
     for (int r : roots) {
-      Group& g = m_groups[size_t(r)];
-      m_parent[size_t(r)] = target;
+      const Group& g = m_groups[size_t(r)];
       t.pattern = combine(t.pattern, g.pattern);
       t.anchors += g.anchors;
-      t.members.insert(t.members.end(), g.members.begin(), g.members.end());
-      g.members.clear();
     }
-    std::sort(t.members.begin(), t.members.end());
   }
 
   const std::vector<FlowNode>& m_nodes;
   const std::vector<DomNode>& m_dom;
   size_t m_maxGroupSize;
-  std::vector<int> m_parent;
+  ContractedDag m_dag;
   std::vector<Group> m_groups;
   std::vector<uint32_t> m_mark;
   uint32_t m_stamp = 0;
@@ -478,7 +443,7 @@ private:
 FusionPlan planFusion(const Graph& graph, const FusionOptions& options) {
   std::vector<FlowNode> nodes = buildDataflowGraph(graph);
   std::vector<DomNode> dom = buildPostDominatorTree(nodes);
-  Partitioner partitioner(nodes, dom, options.maxGroupSize);
+  Partitioner partitioner(nodes, dom, options);
   for (int phase = 0; phase < 3; ++phase)
     partitioner.runPhase(phase);
   return partitioner.plan();

@@ -33,6 +33,11 @@ struct FusionOptions {
   /// The most ops one group may hold (TVM's kMaxFusedOps is 256; a smaller limit keeps kernels
   /// and the graph view readable).
   size_t maxGroupSize = 16;
+  /// Checks the partitioner's bounded cycle search against the exhaustive one it replaced (for
+  /// tests and debugging: O(nodes + edges) per union). Every try runs both and the exhaustive
+  /// answer decides, so the plan is the reference plan; the maintained order of the groups is
+  /// checked after every union. Failures are counted in FusionPlan.
+  bool verifyConvexity = false;
 };
 
 /// One group of nodes that will become one fused node.
@@ -49,6 +54,12 @@ struct FusionPlan {
   size_t refusedForSize = 0;       ///< fusions refused because the group would exceed the limit
   size_t refusedForCycle = 0;      ///< fusions refused because a path would leave and re-enter
   size_t refusedForAnchors = 0;    ///< fusions refused because two anchors would meet
+  /// Edges the bounded cycle searches examined, all unions together: their cost, for tests.
+  size_t cycleSearchSteps = 0;
+  /// With verifyConvexity: tries on which the bounded and the exhaustive cycle search disagreed.
+  size_t convexityMismatches = 0;
+  /// With verifyConvexity: unions after which the order of the groups was not topological.
+  size_t orderViolations = 0;
 };
 
 /// Partitions the top-level nodes of `graph` (in a valid execution order, with inferred types):
@@ -64,7 +75,9 @@ struct FusionPlan {
 ///   5. phase 2: injective groups join their post-dominator when every path is injective, and
 ///      phase 1's rule runs again for what became possible;
 ///   6. every union is refused when the group would exceed maxGroupSize, hold two anchors, or
-///      have a path that leaves it and comes back (a cycle once it is one node).
+///      have a path that leaves it and comes back (a cycle once it is one node); that search
+///      stays within the union's window of a maintained topological order of the groups
+///      (ContractedDag), so a long chain partitions in linear time.
 FusionPlan planFusion(const Graph& graph, const FusionOptions& options);
 
 } // namespace fb

@@ -1,5 +1,6 @@
 // Tests of the fuse pass: epilogue fusion, numeric equivalence on samples and random graphs,
-// kept ids, diamonds without cycles, opaque ops, the group size limit and the statistics.
+// kept ids, diamonds without cycles, opaque ops, the group size limit, the statistics, and the
+// partitioner's bounded cycle check (same plans as the exhaustive one, linear time on long chains).
 #include "PassTestUtil.h"
 
 #include "core/Interpreter.h"
@@ -7,7 +8,10 @@
 #include "core/ShapeInference.h"
 #include "core/text/IrPrinter.h"
 #include "core/Verifier.h"
+#include "passes/ContractedDag.h"
+#include "passes/FusePartition.h"
 
+#include <QtCore/QElapsedTimer>
 #include <QtTest/QtTest>
 
 #include <algorithm>
@@ -167,6 +171,97 @@ bool hasFiniteOutputs(const Graph& g) {
           return false;
   }
   return true;
+}
+
+/// A larger random DAG for the partitioner's cycle check: 40 to 240 ops on f32[4, 4] whose
+/// operands reach far back, mixing elementwise and broadcast ops, transposes, opaque Softmax,
+/// MatMul and ReduceMean anchors, so that many unions would leave a group and come back.
+std::unique_ptr<Graph> randomDag(uint64_t seed) {
+  SeededRandom rng(seed);
+  auto pick = [&](size_t n) { return size_t(rng.next() % n); };
+  auto g = std::make_unique<Graph>("dag");
+  std::vector<Value*> pool = {g->addInput("x", TensorType::of(DType::F32, {4, 4}))};
+  auto operand = [&]() { return rng.uniform() < 0.5 ? pool.back() : pool[pick(pool.size())]; };
+  size_t numOps = 40 + pick(201);
+  for (size_t i = 0; i < numOps; ++i) {
+    Value* a = operand();
+    Node* n = nullptr;
+    switch (pick(12)) {
+    case 0: n = g->addNode(OpKind::Softmax, {a}, 1); break;
+    case 1:
+      n = g->addNode(OpKind::MatMul,
+                     {a, g->addConstant(g->uniqueValueName("w"),
+                                        randomTensor(DType::F32, {4, 4}, rng))},
+                     1);
+      break;
+    case 2: {
+      Node* r = g->addNode(OpKind::ReduceMean, {a}, 1);
+      r->attrs().set("axes", std::vector<int64_t>{1});
+      n = g->addNode(OpKind::Add, {operand(), r->output(0)}, 1); // broadcasts [4, 1]
+      break;
+    }
+    case 3:
+      n = g->addNode(OpKind::Transpose, {a}, 1);
+      n->attrs().set("perm", std::vector<int64_t>{1, 0});
+      break;
+    case 4:
+    case 5:
+    case 6: n = g->addNode(pick(2) ? OpKind::Add : OpKind::Mul, {a, operand()}, 1); break;
+    default: {
+      const OpKind unary[] = {OpKind::Relu, OpKind::Neg, OpKind::Sigmoid, OpKind::Abs};
+      n = g->addNode(unary[pick(4)], {a}, 1);
+    }
+    }
+    pool.push_back(n->output(0));
+  }
+  for (const auto& n : g->nodes())
+    if (!n->output(0)->hasUses() || (pick(20) == 0 && !n->output(0)->isGraphOutput()))
+      g->addOutput(n->output(0));
+  if (Status st = inferShapes(*g); !st.ok())
+    qFatal("random dag %llu: %s", (unsigned long long)seed, st.error().message().c_str());
+  return g;
+}
+
+/// "" when two plans are the same partition with the same refusals, else what differs.
+std::string planDifference(const FusionPlan& a, const FusionPlan& b) {
+  if (a.refusedForSize != b.refusedForSize || a.refusedForCycle != b.refusedForCycle ||
+      a.refusedForAnchors != b.refusedForAnchors)
+    return "refusals differ: " + std::to_string(a.refusedForCycle) + " vs " +
+           std::to_string(b.refusedForCycle) + " for cycles";
+  if (a.groups.size() != b.groups.size())
+    return std::to_string(a.groups.size()) + " vs " + std::to_string(b.groups.size()) + " groups";
+  for (size_t i = 0; i < a.groups.size(); ++i)
+    if (a.groups[i].members != b.groups[i].members || a.groups[i].anchor != b.groups[i].anchor)
+      return "group " + std::to_string(i) + " differs";
+  return "";
+}
+
+/// A chain of `length` elementwise ops (Relu, Sigmoid, Neg, Abs repeating) on f32[8].
+std::unique_ptr<Graph> elementwiseChain(size_t length) {
+  auto g = std::make_unique<Graph>("chain");
+  Value* v = g->addInput("x", TensorType::of(DType::F32, {8}));
+  const OpKind ops[] = {OpKind::Relu, OpKind::Sigmoid, OpKind::Neg, OpKind::Abs};
+  for (size_t i = 0; i < length; ++i)
+    v = g->addNode(ops[i % 4], {v}, 1)->output(0);
+  g->addOutput(v);
+  if (Status st = inferShapes(*g); !st.ok())
+    qFatal("chain: %s", st.error().message().c_str());
+  return g;
+}
+
+/// `blocks` diamonds x -> {Relu(x), Neg(x)} -> Add on f32[8], each Add the next diamond's x.
+std::unique_ptr<Graph> diamondChain(size_t blocks) {
+  auto g = std::make_unique<Graph>("diamonds");
+  Value* x = g->addInput("x", TensorType::of(DType::F32, {8}));
+  for (size_t i = 0; i < blocks; ++i) {
+    Value* a = g->addNode(OpKind::Relu, {x}, 1)->output(0);
+    Value* b = g->addNode(OpKind::Neg, {x}, 1)->output(0);
+    x = g->addNode(OpKind::Add, {a, b}, 1)->output(0);
+  }
+  g->addOutput(x);
+  if (Status st = inferShapes(*g); !st.ok())
+    qFatal("diamonds: %s", st.error().message().c_str());
+  return g;
 }
 
 } // namespace
@@ -403,6 +498,142 @@ private Q_SLOTS:
     QVERIFY(r.snapshots.back().record->statistics.at("fusions refused: group size limit") > 0);
     QCOMPARE(maxOutputDifference(*g, out), 0.0);
     QVERIFY(runPipeline(*g, "fuse{max-group-size=0}").error);
+  }
+
+  void boundedCycleCheckMatchesExhaustive() {
+    // verifyConvexity runs the exhaustive search (the one the bounded search replaced) on every
+    // union and lets it decide, so its plan is the reference plan; it also checks that the
+    // maintained order of the groups stays topological after every union.
+    size_t graphs = 0, groups = 0, cycles = 0;
+    auto check = [&](const Graph& g, size_t limit, const std::string& what) {
+      FusionOptions fast;
+      fast.maxGroupSize = limit;
+      FusionOptions reference = fast;
+      reference.verifyConvexity = true;
+      FusionPlan got = planFusion(g, fast), want = planFusion(g, reference);
+      QCOMPARE(got.convexityMismatches + got.orderViolations, size_t(0)); // never counted
+      QVERIFY2(want.convexityMismatches == 0,
+               (what + ": " + std::to_string(want.convexityMismatches) + " mismatches").c_str());
+      QVERIFY2(want.orderViolations == 0,
+               (what + ": order broken " + std::to_string(want.orderViolations) + " times")
+                   .c_str());
+      std::string diff = planDifference(got, want);
+      QVERIFY2(diff.empty(), (what + ": " + diff).c_str());
+      ++graphs;
+      groups += got.groups.size();
+      cycles += got.refusedForCycle;
+    };
+    for (uint64_t seed = 1; seed <= 300; ++seed) {
+      auto g = randomGraph(seed);
+      check(*g, 2 + seed % 15, "random graph " + std::to_string(seed));
+      if (QTest::currentTestFailed())
+        return;
+    }
+    for (uint64_t seed = 1; seed <= 300; ++seed) {
+      auto g = randomDag(seed);
+      // Small limits refuse most unions for size before the cycle check runs.
+      check(*g, seed % 3 ? 100000 : 4 + seed % 29, "random dag " + std::to_string(seed));
+      if (QTest::currentTestFailed())
+        return;
+    }
+    // The fusion rules seldom propose a union that would leave and come back (a group's edges
+    // out start at its root), so contractedDagMatchesExhaustiveSearch drives such unions.
+    qInfo("%zu graphs, %zu groups, %zu unions refused for a cycle", graphs, groups, cycles);
+    QVERIFY(groups > 2000);
+    // The pass option fails the pass on a disagreement.
+    auto g = randomDag(7);
+    PipelineResult r = runPipeline(*g, "fuse{verify-convexity=true}");
+    QVERIFY2(!r.error, errorText(r).c_str());
+  }
+
+  void contractedDagMatchesExhaustiveSearch() {
+    // Arbitrary unions of nearby or distant groups of random DAGs, many of which would leave the
+    // union and come back: the bounded search must answer as the exhaustive one, and the order
+    // must stay topological, union after union. `checked` runs both searches on every union;
+    // `fast` runs the bounded one alone and must make the same unions.
+    size_t merged = 0, refused = 0;
+    for (uint64_t seed = 1; seed <= 400; ++seed) {
+      SeededRandom rng(seed);
+      auto pick = [&](size_t n) { return int(rng.next() % n); };
+      int n = 10 + pick(200);
+      std::vector<std::vector<int>> consumers(size_t(n), std::vector<int>{});
+      for (int i = 1; i < n; ++i)
+        for (int k = 0, reads = 1 + pick(3); k < reads; ++k) {
+          int from = rng.uniform() < 0.7 ? std::max(0, i - 1 - pick(4)) : pick(size_t(i));
+          consumers[size_t(from)].push_back(i); // repeats allowed, as when x feeds Add(x, x)
+        }
+      ContractedDag fast(consumers, /*verify=*/false), checked(consumers, /*verify=*/true);
+      for (int t = 0; t < 2 * n; ++t) {
+        int x = pick(size_t(n)), span = rng.uniform() < 0.8 ? 6 : n;
+        std::vector<int> others;
+        for (int k = 0, count = 1 + pick(3); k < count; ++k)
+          others.push_back(std::clamp(x - span + pick(size_t(2 * span + 1)), 0, n - 1));
+        auto unionIn = [&](ContractedDag& dag) {
+          int target = dag.find(x);
+          std::vector<int> roots;
+          for (int y : others)
+            if (int r = dag.find(y); r != target && std::find(roots.begin(), roots.end(), r) ==
+                                                        roots.end())
+              roots.push_back(r);
+          return roots.empty() ? -1 : int(dag.tryMerge(target, roots));
+        };
+        int a = unionIn(fast), b = unionIn(checked);
+        QVERIFY2(a == b, ("seed " + std::to_string(seed) + ", union " + std::to_string(t) +
+                          ": bounded " + std::to_string(a) + ", exhaustive " + std::to_string(b))
+                             .c_str());
+        merged += a == 1;
+        refused += a == 0;
+      }
+      QVERIFY2(checked.convexityMismatches() == 0, ("seed " + std::to_string(seed)).c_str());
+      QVERIFY2(checked.orderViolations() == 0, ("seed " + std::to_string(seed)).c_str());
+      for (int i = 0; i < n; ++i) {
+        std::vector<int> a = fast.members(fast.find(i)), b = checked.members(checked.find(i));
+        std::sort(a.begin(), a.end());
+        std::sort(b.begin(), b.end());
+        QCOMPARE(a, b);
+      }
+    }
+    qInfo("%zu unions made, %zu refused for a cycle", merged, refused);
+    QVERIFY(merged > 10000);
+    QVERIFY(refused > 10000);
+  }
+
+  void longGraphsPartitionInLinearTime() {
+    // The cycle check used to search everything downstream of every union: 87 s for the
+    // 20,000-op chain. With max-group-size 16 the chain splits into groups of 16 ops and the
+    // diamonds into groups of 5 diamonds (15 ops; a sixth would make 18).
+    struct Case {
+      const char* name;
+      std::unique_ptr<Graph> graph;
+      size_t groups, groupSize;
+    };
+    Case cases[] = {{"20000-op chain", elementwiseChain(20000), 1250, 16},
+                    {"5000 diamonds", diamondChain(5000), 1000, 15}};
+    for (Case& c : cases) {
+      QElapsedTimer timer;
+      timer.start();
+      FusionPlan plan = planFusion(*c.graph, FusionOptions{});
+      qint64 planMs = timer.elapsed();
+      QCOMPARE(plan.groups.size(), c.groups);
+      for (const FusionGroup& group : plan.groups)
+        QCOMPARE(group.members.size(), c.groupSize);
+      // The deterministic check: the searches stay near each union (the exhaustive search
+      // examined about nodes^2 / 2 edges here).
+      size_t nodes = c.graph->numNodes();
+      QVERIFY2(plan.cycleSearchSteps <= 64 * nodes,
+               (std::string(c.name) + ": " + std::to_string(plan.cycleSearchSteps) +
+                " search steps")
+                   .c_str());
+      timer.restart();
+      PipelineResult r = runPipeline(*c.graph, "fuse");
+      qint64 passMs = timer.elapsed();
+      QVERIFY2(!r.error, errorText(r).c_str());
+      QCOMPARE(fusedNodes(r.finalGraph()).size(), c.groups);
+      qInfo("%s: plan %lld ms (%zu search steps), fuse pass %lld ms", c.name, (long long)planMs,
+            plan.cycleSearchSteps, (long long)passMs);
+      // Generous for a loaded two-core machine; the quadratic search took minutes.
+      QVERIFY2(planMs + passMs < 20000, c.name);
+    }
   }
 
   void shapeConstantsStayInTheBody() {
