@@ -1,5 +1,6 @@
 // The `fusebox` GUI: `fusebox [MODEL] [--passes LIST] [--screenshot DIR]`.
 #include "app/gui/Coordinator.h"
+#include "app/gui/GuardedApplication.h"
 #include "app/gui/MainWindow.h"
 
 #include <QApplication>
@@ -10,13 +11,45 @@
 
 #include <cstdio>
 
+namespace {
+
+/// --screenshot: opens `model`, runs the pipeline when one was given, and writes every view to
+/// PNG files in `dir`; returns the exit status.
+int takeScreenshots(fb::gui::MainWindow& window, const QString& model, bool runPipeline,
+                    const QString& dir) {
+  const bool opened = window.openFile(model);
+  if (!opened) {
+    const QString why = window.bannerText();
+    std::fprintf(stderr, "error: %s\n",
+                 qPrintable(why.isEmpty() ? QStringLiteral("could not open %1").arg(model) : why));
+    return 1;
+  }
+  if (runPipeline && !window.runPipelineBlocking()) {
+    const QString why = window.bannerText();
+    std::fprintf(stderr, "error: the pipeline did not run to its end%s%s\n",
+                 why.isEmpty() ? "" : ": ", qPrintable(why));
+    return 1;
+  }
+  QString error;
+  const QStringList files = window.saveScreenshots(dir, &error);
+  if (files.isEmpty()) {
+    std::fprintf(stderr, "error: %s\n", qPrintable(error));
+    return 1;
+  }
+  for (const QString& f : files)
+    std::printf("%s\n", qPrintable(f));
+  return 0;
+}
+
+} // namespace
+
 int main(int argc, char** argv) {
   // Screenshots need no display: pick the offscreen platform before QApplication starts.
   for (int i = 1; i < argc; ++i)
     if (QByteArray(argv[i]) == "--screenshot" && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
       qputenv("QT_QPA_PLATFORM", "offscreen");
 
-  QApplication app(argc, argv);
+  fb::gui::GuardedApplication app(argc, argv);
   QApplication::setOrganizationName("Fusebox");
   QApplication::setApplicationName("fusebox");
   QApplication::setApplicationVersion("0.1");
@@ -29,9 +62,10 @@ int main(int argc, char** argv) {
   parser.addHelpOption();
   parser.addVersionOption();
   parser.addPositionalArgument("model", "A model to open (.onnx or .fbir); a sample when omitted.");
-  QCommandLineOption passes({"p", "passes"}, "Pipeline to set up (comma-separated pass names).", "list");
-  QCommandLineOption screenshot("screenshot", "Render the window and each view to PNG files in DIR, then exit.",
-                                "dir");
+  QCommandLineOption passes({"p", "passes"}, "Pipeline to set up (comma-separated pass names).",
+                            "list");
+  QCommandLineOption screenshot(
+      "screenshot", "Render the window and each view to PNG files in DIR, then exit.", "dir");
   QCommandLineOption presentation("presentation", "Larger text everywhere, for a projector.");
   parser.addOption(passes);
   parser.addOption(presentation);
@@ -40,6 +74,7 @@ int main(int argc, char** argv) {
 
   const bool shots = parser.isSet(screenshot);
   fb::gui::MainWindow window(/*persistent=*/!shots);
+  app.setFailureHandler([&window](const QString& text) { window.reportFailure(text); });
   if (parser.isSet(presentation))
     window.setPresentationMode(true);
   QString model = parser.positionalArguments().value(0);
@@ -52,29 +87,15 @@ int main(int argc, char** argv) {
   }
 
   if (shots) {
-    const bool opened = window.openFile(model);
-    if (!opened) {
-      const QString why = window.bannerText();
-      std::fprintf(
-          stderr, "error: %s\n",
-          qPrintable(why.isEmpty() ? QStringLiteral("could not open %1").arg(model) : why));
-      return 1;
+    // Screenshot mode runs outside the event loop's guard: what escapes ends here, in words.
+    try {
+      return takeScreenshots(window, model, parser.isSet(passes), parser.value(screenshot));
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "error: out of memory while rendering %s\n", qPrintable(model));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s: %s\n", qPrintable(model), e.what());
     }
-    if (parser.isSet(passes) && !window.runPipelineBlocking()) {
-      const QString why = window.bannerText();
-      std::fprintf(stderr, "error: the pipeline did not run to its end%s%s\n",
-                   why.isEmpty() ? "" : ": ", qPrintable(why));
-      return 1;
-    }
-    QString error;
-    const QStringList files = window.saveScreenshots(parser.value(screenshot), &error);
-    if (files.isEmpty()) {
-      std::fprintf(stderr, "error: %s\n", qPrintable(error));
-      return 1;
-    }
-    for (const QString& f : files)
-      std::printf("%s\n", qPrintable(f));
-    return 0;
+    return 1;
   }
   window.show();
   window.openFileAsync(model); // the window is up at once, even for a large model
