@@ -53,7 +53,7 @@ for model in "${models[@]}"; do
     elif ! node "$root/scripts/ort_run.js" "$work/export.onnx" "$work/ort" ${input//,/ } > "$work/log" 2>&1; then
       fail=$((fail + 1)); result="FAIL onnxruntime: $(tail -1 "$work/log" | cut -c1-120)"
     else
-      result="ok"; worst=""; why=""
+      result="ok"; worst=""; why=""; note=""
       for f in "$work"/fusebox/*.npy; do
         o="$work/ort/$(basename "$f")"
         if [ ! -f "$o" ]; then result="FAIL: onnxruntime has no output $(basename "$f" .npy)"; break; fi
@@ -63,13 +63,13 @@ for model in "${models[@]}"; do
           # the layers after it. scripts/qdq_divergence.py finds the first difference.
           if [ "$stol" != 1e-4 ] && why=$("$py" "$root/scripts/qdq_divergence.py" \
                "$work/export.onnx" "$opt" ${input//,/ }); then
-            rounding=$((rounding + 1)); worst="$cmp; $why"; continue
+            rounding=$((rounding + 1)); worst="$cmp"; note="; $why"; continue
           fi
           result="FAIL $(basename "$f" .npy): $cmp${why:+; $why}"; break
         fi
         worst="$cmp"
       done
-      if [ "$result" = ok ]; then pass=$((pass + 1)); result="ok  ${worst%%  top1*}"; else fail=$((fail + 1)); fi
+      if [ "$result" = ok ]; then pass=$((pass + 1)); result="ok  ${worst%%  top1*}$note"; else fail=$((fail + 1)); fi
     fi
     printf '%-34s %-60s %s\n' "$name" "$p" "$result"
   done

@@ -8,8 +8,10 @@ order differs by a few ulps; at a QuantizeLinear such a difference can move a va
 rounding boundary, one quantization step, and from there the difference grows through the
 layers that follow. That is rounding, not a wrong export. The first node whose outputs differ
 by more than float noise decides:
-  - a QuantizeLinear whose integer outputs differ by at most one step, with every earlier
-    difference within float noise: exit 0, "rounding: ...";
+  - a QuantizeLinear (or a QLinearConv/QLinearMatMul, which requantize) whose integer outputs
+    differ by at most one step on at most 1% of the values, with every earlier difference
+    within float noise: exit 0,
+    "rounding: ...";
   - anything else: exit 1, "divergence: ..." naming the node, its op and the difference.
 Prints one line. onnxruntime-node comes from scripts/ort_run.js's cache.
 """
@@ -24,6 +26,10 @@ import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FLOAT_ATOL, FLOAT_RTOL = 1e-5, 1e-4  # float32 in another order of operations
+# Ops that round a real value to an integer grid: the quantizer, and the integer ops that
+# requantize their exact accumulator with a float scale (computed in another order, the scaled
+# value can land on the other side of a rounding boundary).
+REQUANTIZING_OPS = {"QuantizeLinear", "QLinearConv", "QLinearMatMul"}
 
 
 def file_name(value):
@@ -76,17 +82,20 @@ def main():
                 if a.size == 0:
                     continue
                 diff = np.abs(a - b)
-                if node.op_type == "QuantizeLinear":
+                if node.op_type in REQUANTIZING_OPS:
                     steps = int(diff.max())
                     if steps == 0:
                         continue
-                    if steps == 1:
-                        print(f"rounding: first difference at QuantizeLinear '{out}', one step "
+                    # A systematic error (a wrong zero point or scale) moves many values; a
+                    # rounding flip moves the few that sit on a boundary.
+                    if steps == 1 and (diff > 0).sum() <= max(1, a.size // 100):
+                        print(f"rounding: first difference at {node.op_type} '{out}', one step "
                               f"on {int((diff > 0).sum())} of {a.size} values, after float "
                               f"differences of at most {worst_float:.2e}")
                         sys.exit(0)
-                    print(f"divergence: QuantizeLinear '{out}' differs by {steps} steps with "
-                          f"float differences before it of at most {worst_float:.2e}")
+                    print(f"divergence: {node.op_type} '{out}' differs by up to {steps} steps on "
+                          f"{int((diff > 0).sum())} of {a.size} values, with float differences "
+                          f"before it of at most {worst_float:.2e}")
                     sys.exit(1)
                 if np.all(diff <= FLOAT_ATOL + FLOAT_RTOL * np.abs(b)):
                     worst_float = max(worst_float, float(diff.max()))
