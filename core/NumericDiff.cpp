@@ -1,10 +1,11 @@
-// Numeric diff: both graphs run on the interpreter, values matched by output slot, name, id and
-// provenance, compared elementwise.
+// Numeric diff: both graphs run on the interpreter, values matched by output slot and by what
+// they mean (through provenance), compared elementwise.
 #include "core/NumericDiff.h"
 #include "core/Interpreter.h"
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace fb {
 
@@ -20,79 +21,94 @@ bool sameTypeAs(const Tensor& x, const Tensor& y) {
   return x.dtype() == y.dtype() && x.sizes() == y.sizes();
 }
 
-/// The reference graph's values indexed for matching.
-class ReferenceIndex {
-public:
-  ReferenceIndex(const Graph& a, const InterpretResult& ra) : m_graph(a), m_result(ra) {
-    for (size_t i = 0; i < a.nodes().size(); ++i) {
-      m_nodes[a.nodes()[i]->id()] = a.nodes()[i].get();
-      m_order[a.nodes()[i]->id()] = i;
-    }
-  }
-
-  /// Rule 2: a value of the same name, dtype and shape.
-  const Value* byName(const std::string& name, const Tensor& got) const {
-    const Value* v = m_graph.findValue(name);
-    if (!v)
-      return nullptr;
-    const Tensor* t = computedValue(m_result, v);
-    return t && sameTypeAs(*t, got) ? v : nullptr;
-  }
-
-  /// Rule 3: output `index` of the top-level node with this id, when dtype and shape agree.
-  const Value* byNodeId(NodeId id, unsigned index, const Tensor& got) const {
-    auto it = m_nodes.find(id);
-    if (it == m_nodes.end() || index >= it->second->numOutputs())
-      return nullptr;
-    const Value* v = it->second->output(index);
-    const Tensor* t = computedValue(m_result, v);
-    return t && sameTypeAs(*t, got) ? v : nullptr;
-  }
-
-  /// Rule 4: among the nodes of `ids` present in a, the latest in a's execution order whose
-  /// output `index` agrees in dtype and shape: when several ops were merged into one, the last of
-  /// them computes the merged op's result.
-  const Value* byProvenance(const std::vector<NodeId>& ids, unsigned index,
-                            const Tensor& got) const {
-    const Value* best = nullptr;
-    size_t bestOrder = 0;
-    for (NodeId id : ids) {
-      const Value* v = byNodeId(id, index, got);
-      if (!v)
-        continue;
-      size_t order = m_order.at(id);
-      if (!best || order > bestOrder) {
-        best = v;
-        bestOrder = order;
-      }
-    }
-    return best;
-  }
-
-private:
-  const Graph& m_graph;
-  const InterpretResult& m_result;
-  std::unordered_map<NodeId, const Node*> m_nodes;
-  std::unordered_map<NodeId, size_t> m_order;
+/// What a value means: the original op it stands for (the last one, in the original order, of
+/// those its producer was made from) and that op's output index. Original ids are handed out in
+/// file order, which ONNX requires to be topological, so the largest id is the last op.
+struct Meaning {
+  NodeId op = 0;
+  unsigned index = 0;
+  bool operator==(const Meaning&) const = default;
 };
 
-/// The ids a value of b may have come from (rule 4), and the output index to look at: for a
-/// fused group, the body node that yields the output; otherwise the node's own provenance.
-std::vector<NodeId> provenanceOf(const Node& n, unsigned output, unsigned& index) {
-  index = output;
+struct MeaningHash {
+  size_t operator()(const Meaning& m) const { return std::hash<uint64_t>()((uint64_t(m.op) << 8) ^ m.index); }
+};
+
+/// The meaning of output `output` of `n`: for a fused group, that of the body node yielding it;
+/// for a node made from others (a Conv that absorbed a BatchNormalization), the last of them;
+/// for an original node, itself. nullopt when a group passes an operand straight through.
+std::optional<Meaning> meaningOf(const Node& n, unsigned output) {
+  const Node* p = &n;
+  unsigned index = output;
   if (n.op() == OpKind::Fused && n.body()) {
     if (output >= n.body()->outputs().size())
-      return {};
+      return std::nullopt;
     const Value* inner = n.body()->outputs()[output];
-    const Node* p = inner->producer();
+    p = inner->producer();
     if (!p)
-      return {}; // the group passes an operand through
+      return std::nullopt;
     index = inner->resultIndex();
-    std::vector<NodeId> ids = p->provenance();
-    ids.push_back(p->id());
-    return ids;
   }
-  return n.provenance();
+  NodeId last = p->id();
+  if (!p->provenance().empty())
+    last = *std::max_element(p->provenance().begin(), p->provenance().end());
+  return Meaning{last, index};
+}
+
+/// True when `n` writes its result in a layout other than NCHW: a ReorderLayout to NHWC or a
+/// blocked layout, or a layout op (LayoutConv, LayoutMaxPool, ...) computing in one.
+bool isLayoutOp(OpKind op) {
+  return op == OpKind::LayoutConv || op == OpKind::LayoutMaxPool ||
+         op == OpKind::LayoutAveragePool || op == OpKind::LayoutGlobalAveragePool ||
+         op == OpKind::LayoutGlobalMaxPool;
+}
+
+bool writesRelaid(const Node& n) {
+  auto layout = n.attrs().getString(n.op() == OpKind::ReorderLayout ? "to" : "layout", "nchw");
+  return !layout.ok() || *layout != "nchw";
+}
+
+/// Adds to `relaid` the values of `g` that hold their data in another layout than the original
+/// model's NCHW: what a relaying node writes, and what any other node computes from such a value
+/// (a Relu inside a layout region). Their shapes may happen to equal the NCHW ones, so they are
+/// never compared. A ReorderLayout back to NCHW ends the region; fused bodies are followed.
+void collectRelaid(const Graph& g, std::unordered_set<const Value*>& relaid) {
+  for (const auto& n : g.nodes()) {
+    bool out = false;
+    if (n->op() == OpKind::ReorderLayout || isLayoutOp(n->op())) {
+      out = writesRelaid(*n);
+    } else {
+      for (const Value* in : n->inputs())
+        out = out || (in && relaid.count(in));
+    }
+    if (n->op() == OpKind::Fused && n->body()) {
+      const Graph& body = *n->body();
+      for (size_t i = 0; i < body.inputs().size() && i < n->numInputs(); ++i)
+        if (n->input(i) && relaid.count(n->input(i)))
+          relaid.insert(body.inputs()[i]);
+      collectRelaid(body, relaid);
+      for (size_t i = 0; i < n->numOutputs() && i < body.outputs().size(); ++i)
+        if (relaid.count(body.outputs()[i]))
+          relaid.insert(n->output(i));
+      continue;
+    }
+    if (out)
+      for (const Value* v : n->outputs())
+        relaid.insert(v);
+  }
+}
+
+/// For each meaning, the value of `g` that carries it: the last in execution order, since a
+/// rewrite that splits one op into several (Gemm into MatMul and Add) gives them all its
+/// provenance and only the last computes the op's result.
+std::unordered_map<Meaning, const Value*, MeaningHash>
+valuesByMeaning(const Graph& g, const std::unordered_set<const Value*>& relaid) {
+  std::unordered_map<Meaning, const Value*, MeaningHash> out;
+  for (const auto& n : g.nodes())
+    for (unsigned i = 0; i < n->numOutputs(); ++i)
+      if (std::optional<Meaning> m = meaningOf(*n, i))
+        out[*m] = relaid.count(n->output(i)) ? nullptr : n->output(i);
+  return out;
 }
 
 } // namespace
@@ -132,7 +148,13 @@ Expected<NumericDiff> numericDiff(const Graph& a, const Graph& b, const std::vec
   if (!rb.ok())
     return rb.error().withContext("numeric diff: running graph '" + b.name() + "'");
 
-  ReferenceIndex index(a, *ra);
+  // Values are matched by what they mean, never by name: after fold-batchnorm the Conv's
+  // output keeps its name but holds the BatchNormalization's result.
+  std::unordered_set<const Value*> relaid;
+  collectRelaid(a, relaid);
+  collectRelaid(b, relaid);
+  const auto refByMeaning = valuesByMeaning(a, relaid);
+  const auto carrierInB = valuesByMeaning(b, relaid);
   std::unordered_map<const Value*, size_t> outputSlot;
   for (size_t i = 0; i < b.outputs().size(); ++i)
     outputSlot.emplace(b.outputs()[i], i); // the first slot of a value listed twice
@@ -152,15 +174,20 @@ Expected<NumericDiff> numericDiff(const Graph& a, const Graph& b, const std::vec
       auto slot = outputSlot.find(vb);
       if (slot != outputSlot.end() && slot->second < a.outputs().size()) {
         va = a.outputs()[slot->second];
-      } else if ((va = index.byName(vb->name(), *got))) {
-        match = ValueMatch::Name;
-      } else if ((va = index.byNodeId(n->id(), i, *got))) {
-        match = ValueMatch::NodeId;
-      } else {
-        unsigned k = 0;
-        std::vector<NodeId> ids = provenanceOf(*n, i, k);
-        va = index.byProvenance(ids, k, *got);
-        match = ValueMatch::Provenance;
+      } else if (std::optional<Meaning> m = meaningOf(*n, i)) {
+        auto carrier = carrierInB.find(*m);
+        auto ref = refByMeaning.find(*m);
+        // Only the value that completes the meaning is compared, and only with a reference of
+        // the same dtype and shape (a blocked layout is not the same tensor).
+        if (carrier != carrierInB.end() && carrier->second == vb && ref != refByMeaning.end() &&
+            ref->second) {
+          const Tensor* t = computedValue(*ra, ref->second);
+          if (t && sameTypeAs(*t, *got)) {
+            va = ref->second;
+            match = m->op == n->id() && n->provenance().empty() ? ValueMatch::NodeId
+                                                                : ValueMatch::Provenance;
+          }
+        }
       }
       if (!va) {
         diff.unmatched.push_back(vb->name());

@@ -13,10 +13,10 @@ namespace fb {
 /// How a value of the later graph was paired with a value of the reference graph.
 enum class ValueMatch : uint8_t {
   GraphOutput, ///< the same position in the graphs' output lists
-  Name,        ///< the same value name (and the same dtype and shape)
-  NodeId,      ///< the same producer node id and output index
+  Name,        ///< the same value name (no longer used: a name can outlive its meaning)
+  NodeId,      ///< the same original node, untouched, and output index
   Provenance,  ///< the producer (or, for a fused group, the body node yielding it) was made from
-               ///< the reference value's producer
+               ///< original ops, the last of which produced the reference value
 };
 
 /// A short word for a match kind: "output", "name", "node id", "provenance".
@@ -53,15 +53,16 @@ struct NumericDiff {
 
 /// Runs `a` (the reference, usually the earlier snapshot) and `b` on the same `inputs` with the
 /// interpreter, keeping every intermediate value, and compares each value of b with its
-/// counterpart in a. Values are matched, in this order of preference:
-///   1. graph outputs by position;
-///   2. by name, when a has a value of that name with the same dtype and shape;
-///   3. by producer node id and output index (top-level nodes of a);
-///   4. by provenance: the node that yields the value was made from a node of a (the latest of
-///      them in a's order whose same output has the same dtype and shape).
-/// Only top-level values are compared: a fused group of b is compared at its outputs, its body
-/// stays opaque, because marking internal tensors as outputs would change what is fused.
-/// Fails when either graph fails to run (the message says which).
+/// counterpart in a. Graph outputs are matched by position. Every other value is matched by what
+/// it means, never by name: the original op it stands for is the last (largest original id) of
+/// the ops its producer was made from (its provenance, or itself when it has none; for a fused
+/// group's output, the body node that yields it), with that op's output index. When several
+/// values of a graph carry one meaning (a rewrite that splits Gemm into MatMul and Add gives both
+/// its provenance), the last in execution order stands for it and the others are unmatched, as
+/// are values whose counterpart differs in dtype or shape (a blocked layout) or is missing (an
+/// intermediate that fusion hid). Only top-level values are compared: a fused group of b is
+/// compared at its outputs, its body stays opaque, because marking internal tensors as outputs
+/// would change what is fused. Fails when either graph fails to run (the message says which).
 Expected<NumericDiff> numericDiff(const Graph& a, const Graph& b, const std::vector<Tensor>& inputs,
                                   double atol, double rtol);
 

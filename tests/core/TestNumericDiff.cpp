@@ -103,7 +103,8 @@ private Q_SLOTS:
       QCOMPARE(c.value, c.reference);
     }
     QCOMPARE(d->values[0].value, std::string("n"));
-    QCOMPARE(d->values[0].match, ValueMatch::Name);
+    // An untouched original node: matched as itself (names are never trusted; see below).
+    QCOMPARE(d->values[0].match, ValueMatch::NodeId);
     QCOMPARE(d->values[3].value, std::string("r"));
     QCOMPARE(d->values[3].match, ValueMatch::GraphOutput);
   }
@@ -180,6 +181,76 @@ private Q_SLOTS:
     QVERIFY(d.ok());
     QVERIFY(d->ok());
     QCOMPARE(d->unmatched, std::vector<std::string>{"z"});
+  }
+
+  void aNameThatOutlivesItsMeaningIsNotMatched() {
+    // After folding, the Mul keeps the Abs's output name %n but computes what Add #2 computed
+    // (it absorbed it: provenance #1, #2). Matching by name would compare it with |x| and cry
+    // wolf; matching by meaning compares it with %a.
+    auto a = parse(kChain);
+    auto b = parse(R"(graph @chain opset 17 {
+  input %x : f32[2, 3]
+  const %c : f32[3] = dense<[1.0, 2.0, 3.0]>
+  %t : f32[2, 3] = Abs(%x)  #5 from(#1)
+  %n : f32[2, 3] = Add(%t, %c)  #6 from(#1, #2)
+  %m : f32[2, 3] = Mul(%n, %t)  #3
+  %r : f32[2, 3] = Relu(%m)  #4
+  output %r
+}
+)");
+    auto d = numericDiff(*a, *b, {sampleInput()}, 0, 0);
+    QVERIFY2(d.ok(), d.ok() ? "" : d.error().message().c_str());
+    QVERIFY2(d->ok(), "a correct rewrite is reported as divergent");
+    const ValueComparison* n = findValue(*d, "n");
+    QVERIFY(n);
+    QCOMPARE(n->reference, std::string("a"));
+    QCOMPARE(n->match, ValueMatch::Provenance);
+    QCOMPARE(findValue(*d, "t")->reference, std::string("n")); // Abs #5 stands for Abs #1
+
+    // The same graph with the Add miscompiled (a Sub) is caught at #6.
+    auto wrong = parse(R"(graph @chain opset 17 {
+  input %x : f32[2, 3]
+  const %c : f32[3] = dense<[1.0, 2.0, 3.0]>
+  %t : f32[2, 3] = Abs(%x)  #5 from(#1)
+  %n : f32[2, 3] = Sub(%t, %c)  #6 from(#1, #2)
+  %m : f32[2, 3] = Mul(%n, %t)  #3
+  %r : f32[2, 3] = Relu(%m)  #4
+  output %r
+}
+)");
+    auto w = numericDiff(*a, *wrong, {sampleInput()}, 0, 0);
+    QVERIFY(w.ok());
+    QCOMPARE(w->firstDivergent.value_or(0), NodeId(6));
+  }
+
+  void aSplitOpIsComparedAtItsLastPart() {
+    // Gemm #1 rewritten as MatMul and Add, both made from #1: only the Add completes the
+    // Gemm's result; the MatMul's partial result is unmatched, not a false alarm.
+    auto a = parse(R"(graph @g opset 17 {
+  input %x : f32[2, 3]
+  const %w : f32[3, 2] = dense<[1.0, -1.0, 2.0, -2.0, 0.5, 0.5]>
+  const %b : f32[2] = dense<[10.0, 20.0]>
+  %y : f32[2, 2] = Gemm(%x, %w, %b)  #1
+  %r : f32[2, 2] = Relu(%y)  #2
+  output %r
+}
+)");
+    auto b = parse(R"(graph @g opset 17 {
+  input %x : f32[2, 3]
+  const %w : f32[3, 2] = dense<[1.0, -1.0, 2.0, -2.0, 0.5, 0.5]>
+  const %b : f32[2] = dense<[10.0, 20.0]>
+  %y : f32[2, 2] = MatMul(%x, %w)  #7 from(#1)
+  %s : f32[2, 2] = Add(%y, %b)  #8 from(#1)
+  %r : f32[2, 2] = Relu(%s)  #2
+  output %r
+}
+)");
+    auto d = numericDiff(*a, *b, {sampleInput()}, 1e-6, 1e-6);
+    QVERIFY2(d.ok(), d.ok() ? "" : d.error().message().c_str());
+    QVERIFY(d->ok());
+    QCOMPARE(findValue(*d, "s")->reference, std::string("y"));
+    QVERIFY(!findValue(*d, "y"));
+    QCOMPARE(d->unmatched, std::vector<std::string>{"y"});
   }
 
   void failingRunNamesTheGraph() {
