@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <unordered_set>
 
 namespace fb::gui {
 
@@ -240,9 +241,24 @@ public:
         for (Value* v : n->inputs())
           if (v)
             addEdge(resolve(v, int(u)), int(u), v);
-    for (Value* v : m_graph.outputs()) {
-      int out = addIo(UnitKind::Output, v);
-      addEdge(resolve(v, out), out, v);
+    // A box per graph output reads well for a handful; for thousands (a model that exports
+    // every intermediate) it doubles the graph and dot's layout time, so the producing box
+    // says "graph output" instead.
+    constexpr size_t kMaxOutputBoxes = 64;
+    if (m_graph.outputs().size() <= kMaxOutputBoxes) {
+      for (Value* v : m_graph.outputs()) {
+        int out = addIo(UnitKind::Output, v);
+        addEdge(resolve(v, out), out, v);
+      }
+    } else {
+      std::unordered_set<int> marked;
+      for (Value* v : m_graph.outputs()) {
+        if (v->kind() == ValueKind::Constant)
+          continue; // resolve() places constants next to a consumer; an output has none here
+        const int producer = resolve(v, -1);
+        if (producer >= 0 && marked.insert(producer).second)
+          m_out.units[size_t(producer)].details << QStringLiteral("\u2192 graph output");
+      }
     }
     for (DisplayEdge& e : m_out.edges)
       if (e.values > 1)
