@@ -19,6 +19,8 @@ x / 0 = 0, x % 0 = 0, INT_MIN / -1 = INT_MIN (two's complement wrap), INT_MIN % 
 
   make_hostile_models.py OUT          write every model, its inputs, references and the manifest
   make_hostile_models.py --list       print the model names
+  make_hostile_models.py --canaries OUT   two models whose expectations are wrong, for a test
+                                          that the runner reports failures
 """
 import json
 import os
@@ -657,7 +659,7 @@ def empty_injective(x_dims):
         (node("Expand", ["x", "shape3"], ["expand"]), z(3, 0, 4)),
         (node("Tile", ["x", "reps"], ["tile"]), z(0, 8)),
         (node("Concat", ["x", "x"], ["concat"], axis=1), z(0, 8)),
-        (node("Reshape", ["x", "shape2"], ["reshape"]), z(4, 0)),
+        (node("Reshape", ["x", "shape2"], ["reshape"]), z(0, 2, 2)),  # its 0 copies x's 0
         (node("Gather", ["x", "idx"], ["gather"], axis=1), z(0, 2)),
         (node("Relu", ["x"], ["relu"]), z(0, 4)),
         (node("Add", ["x", "row"], ["add"]), z(0, 4)),
@@ -669,7 +671,7 @@ def empty_injective(x_dims):
              const("pads", np.array([1, 0, 1, 0], np.int64)),
              const("shape3", np.array([3, 1, 4], np.int64)),
              const("reps", np.array([1, 2], np.int64)),
-             const("shape2", np.array([4, 0], np.int64)),
+             const("shape2", np.array([0, 2, 2], np.int64)),
              const("idx", np.array([1, 3], np.int64)),
              const("row", np.arange(4, dtype=np.float32)),
              const("mask", np.array([True, False, True, False]))]
@@ -733,7 +735,6 @@ def empty_windows(x_dims):
         (node("BatchNormalization", ["x", "sc", "bi", "mu", "var"], ["bn"]), z(0, 2, 4, 4)),
         (node("Resize", ["x", "", "scales"], ["resize"], mode="nearest"), z(0, 2, 8, 8)),
         (node("InstanceNormalization", ["x", "sc", "bi"], ["inorm"]), z(0, 2, 4, 4)),
-        (node("LpNormalization", ["x"], ["lpnorm"], axis=1), z(0, 2, 4, 4)),
         (node("DepthToSpace", ["x"], ["d2s"], blocksize=1), z(0, 2, 4, 4)),
     ]
     inits = [const("wt", np.ones((2, 3, 2, 2), np.float32)),
@@ -757,38 +758,38 @@ def empty_window_ops_runtime():
     return bundle(spec, (0, 2, 4, 4), ["N", 2, 4, 4], "the same with N = 0 at run time", inits)
 
 
-def empty_linear_algebra(x_dims):
+def empty_linear_algebra(m):
+    """x: f32[2, m, 3] and y: f32[m, 4], with m = 0: products with M = 0 or K = 0."""
     z = lambda *shape: np.zeros(shape, np.float32)
+    c4 = np.array([1, 2, 3, 4], np.float32)
+    pre = [node("Reshape", ["x", "to_m"], ["xm"]),                 # f32[2m, 3]
+           node("Transpose", ["x"], ["xk"], perm=[0, 2, 1]),       # f32[2, 3, m]
+           node("Gather", ["xk", "zero"], ["xk2"], axis=0)]        # f32[3, m]
     spec = [
         (node("MatMul", ["x", "b34"], ["matmul"]), z(2, 0, 4)),
         (node("Gemm", ["xm", "b34"], ["gemm"]), z(0, 4)),
-        (node("Gemm", ["xk2", "b04", "c4"], ["gemm_k0"]), np.tile([1, 2, 3, 4], (3, 1)).astype(np.float32)),
-        (node("MatMul", ["xk", "b04"], ["matmul_k0_batched"]), z(2, 3, 4)),
+        (node("Gemm", ["xk2", "y", "c4"], ["gemm_k0"]), np.tile(c4, (3, 1))),
+        (node("MatMul", ["xk", "y"], ["matmul_k0_batched"]), z(2, 3, 4)),
         (node("Einsum", ["x", "b34"], ["einsum"], equation="bij,jk->bik"), z(2, 0, 4)),
     ]
-    inits = [const("b34", np.ones((3, 4), np.float32)), const("b04", np.ones((0, 4), np.float32)),
-             const("c4", np.array([1, 2, 3, 4], np.float32))]
-    # xm: f32[0, 3]; xk: f32[2, 3, 0]; xk2: f32[3, 0] (its 0 copies x's empty dim).
-    pre = [node("Reshape", ["x", "to_m"], ["xm"]), node("Transpose", ["x"], ["xk"], perm=[0, 2, 1]),
-           node("Reshape", ["x", "to_k"], ["xk2"])]
-    inits += [const("to_m", np.array([-1, 3], np.int64)), const("to_k", np.array([3, 0], np.int64))]
-    return pre, spec, inits
+    inits = [const("b34", np.ones((3, 4), np.float32)), const("c4", c4),
+             const("to_m", np.array([-1, 3], np.int64)), const("zero", np.array(0, np.int64))]
+    nodes = pre + [n for n, _ in spec]
+    outs = [vi(n.output[0], np.float32, None) for n, _ in spec]
+    return result(nodes, [vi("x", np.float32, [2, m, 3]), vi("y", np.float32, [m, 4])], outs,
+                  [r for _, r in spec], "MatMul, Gemm and Einsum with M = 0 or K = 0",
+                  inits=inits, feeds=[z(2, 0, 3), z(0, 4)])
 
 
 @model
 def empty_linear_algebra_ops():
-    pre, spec, inits = empty_linear_algebra([2, 0, 3])
-    case = bundle(spec, (2, 0, 3), [2, 0, 3], "MatMul, Gemm and Einsum with M = 0 or K = 0",
-                  inits, opset=13)
-    case.nodes = pre + case.nodes
-    return case
+    return empty_linear_algebra(0)
 
 
 @model
 def empty_linear_algebra_ops_runtime():
-    pre, spec, inits = empty_linear_algebra([2, "M", 3])
-    case = bundle(spec, (2, 0, 3), [2, "M", 3], "the same with M = 0 at run time", inits)
-    case.nodes = pre + case.nodes
+    case = empty_linear_algebra("M")
+    case.why += " (M given at run time)"
     return case
 
 
@@ -887,17 +888,40 @@ def write_case(out, name, case):
             "references": refs, "why": case.why}
 
 
+def canary_wrong_reference():
+    x = np.array([-1, 0, 2], np.float32)
+    return result([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                  [vi("x", np.float32, [3])], [vi("y", np.float32, [3])],
+                  [np.array([0, 0, 3], np.float32)], "a reference that is wrong", feeds=[x])
+
+
+def canary_expects_error():
+    x = np.array([-1, 0, 2], np.float32)
+    return error([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                 [vi("x", np.float32, [3])], [vi("y", np.float32, [3])], OUT_OF_RANGE,
+                 "an error expected from a valid model", feeds=[x])
+
+
+# The runner's own test: both must be reported as failures.
+CANARIES = [("canary_wrong_reference", canary_wrong_reference),
+            ("canary_expects_error", canary_expects_error)]
+
+
 def main():
-    if sys.argv[1:] == ["--list"]:
+    args = sys.argv[1:]
+    if args == ["--list"]:
         for name, _ in MODELS:
             print(name)
         return 0
-    if len(sys.argv) != 2:
+    models = MODELS
+    if args[:1] == ["--canaries"]:
+        models, args = CANARIES, args[1:]
+    if len(args) != 1:
         print(__doc__, file=sys.stderr)
         return 2
-    out = sys.argv[1]
+    out = args[0]
     os.makedirs(out, exist_ok=True)
-    manifest = [write_case(out, name, build()) for name, build in MODELS]
+    manifest = [write_case(out, name, build()) for name, build in models]
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     print(f"{len(manifest)} hostile models in {out}")

@@ -1,0 +1,133 @@
+// Tests of the CPU backend on hostile shapes and values (issue 19): empty tensors where a kernel
+// has nothing to compute or no answer to give, shapes whose byte size does not fit, and integer
+// division by 0 and INT_MIN / -1 in vectorized code. Each ends as the interpreter does: the same
+// result, or the same error naming the node; never a crash or a silent answer.
+#include "OneNodeCompare.h"
+
+#include <limits>
+
+using namespace fb;
+using namespace fb::cg;
+using namespace fb::test;
+
+namespace {
+
+/// The CPU backend's error for g (at compile time or at run time), or "" when it runs.
+std::string cpuError(Graph& g, const std::vector<Tensor>& feeds) {
+  if (Status st = inferShapes(g); !st.ok())
+    return "infer: " + st.error().message();
+  CompileOptions co;
+  co.useCache = false;
+  auto model = CompiledModel::compile(g, co);
+  if (!model.ok())
+    return model.error().message();
+  auto got = (*model)->run(feeds);
+  return got.ok() ? "" : got.error().message();
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+Tensor i32(std::vector<int64_t> sizes, std::vector<int32_t> v) {
+  return Tensor::fromVector<int32_t>(std::move(sizes), v);
+}
+
+} // namespace
+
+class TestHostileKernels : public QObject {
+  Q_OBJECT
+
+private Q_SLOTS:
+  /// ArgMax over an axis of size 0 has no index to give: the interpreter's error, where the
+  /// nest used to return its untouched zeros.
+  void argMaxOverAnEmptyAxis() {
+    for (OpKind op : {OpKind::ArgMax, OpKind::ArgMin}) {
+      std::vector<Tensor> feeds;
+      auto g = oneNode(op, {in(ramp({3, 0}))}, {{"axis", int64_t(1)}}, 1, feeds);
+      QVERIFY(inferShapes(*g).ok());
+      auto ref = interpret(*g, feeds);
+      QVERIFY(!ref.ok());
+      std::string cpu = cpuError(*g, feeds);
+      QCOMPARE(cpu, ref.error().message());
+      QVERIFY2(contains(cpu, "over an empty axis 1"), cpu.c_str());
+    }
+    // Over another axis, an empty input gives an empty result on both.
+    CHECK_OP(OpKind::ArgMax, (Ops{in(ramp({0, 4}))}), (Attrs{{"axis", int64_t(1)}}), 1);
+  }
+
+  /// A Resize to zero rows or columns computes nothing (its probe tables used to read output
+  /// positions that do not exist); growing an empty dim is the interpreter's error even when
+  /// another dim makes the result empty.
+  void resizeToNothing() {
+    for (const char* mode : {"nearest", "linear", "cubic"}) {
+      const Attrs attrs{{"mode", std::string(mode)}};
+      for (std::vector<int64_t> sizes : {std::vector<int64_t>{1, 1, 0, 0}, {1, 1, 0, 3}, {0, 1, 4, 4}})
+        CHECK_OP(OpKind::Resize,
+                 (Ops{in(ramp({1, 1, 4, 4})), Operand{}, Operand{}, cst(i64({4}, sizes))}), attrs, 1);
+      std::vector<Tensor> feeds;
+      auto g = oneNode(OpKind::Resize,
+                       {in(ramp({1, 1, 0, 4})), Operand{}, Operand{}, cst(i64({4}, {1, 0, 2, 4}))},
+                       attrs, 1, feeds);
+      std::string cpu = cpuError(*g, feeds);
+      QVERIFY2(contains(cpu, "\"n\" (Resize): cannot resize the empty dim 2"), cpu.c_str());
+    }
+  }
+
+  /// Shapes whose byte size overflows 64 bits or passes the memory limit are errors that name
+  /// the node, before lowering loops over them or the executor sizes a buffer from a wrapped
+  /// product (a write past a 0-byte buffer, or a std::bad_alloc abort at run time).
+  void sizesThatDoNotFitNameTheNode() {
+    const int64_t huge = int64_t(1) << 40;
+    struct Case {
+      OpKind op;
+      Ops operands;
+      const char* message;
+    };
+    std::vector<Case> cases = {
+        {OpKind::Pad, {in(ramp({2, 2})), cst(i64({4}, {huge, huge, huge, huge}))}, "overflows 64 bits"},
+        {OpKind::Pad, {in(ramp({2, 2})), cst(i64({4}, {huge, 0, 0, 0}))}, "more than the memory limit"},
+        {OpKind::Tile, {in(ramp({1, 1})), cst(i64({2}, {int64_t(1) << 31, int64_t(1) << 31}))},
+         "overflows 64 bits"},
+        {OpKind::Expand, {in(ramp({1, 1})), cst(i64({2}, {int64_t(1) << 31, int64_t(1) << 31}))},
+         "overflows 64 bits"},
+    };
+    for (const Case& c : cases) {
+      std::vector<Tensor> feeds;
+      auto g = oneNode(c.op, c.operands, {}, 1, feeds);
+      std::string cpu = cpuError(*g, feeds);
+      QVERIFY2(contains(cpu, "#1 \"n\" (" + std::string(opName(c.op)) + "): result") &&
+                   contains(cpu, c.message),
+               cpu.c_str());
+    }
+  }
+
+  /// Integer Div and Mod over vectors long enough to be vectorized, with 0 and -1 divisors and
+  /// INT_MIN dividends in every vector: the interpreter's rule (x / 0 = 0, INT_MIN / -1 wraps,
+  /// x % 0 = 0) instead of SIGFPE.
+  void integerDivisionInVectors() {
+    const int32_t lo = std::numeric_limits<int32_t>::min();
+    std::vector<int32_t> x(256), y(256);
+    std::vector<int64_t> x64(256), y64(256);
+    for (int i = 0; i < 256; ++i) {
+      x[size_t(i)] = i % 3 == 0 ? lo : i * 7919 - 1000000;
+      y[size_t(i)] = i % 5 - 2; // -2, -1, 0, 1, 2
+      x64[size_t(i)] = i % 3 == 0 ? std::numeric_limits<int64_t>::min() : int64_t(i) * 7919 - 1000000;
+      y64[size_t(i)] = y[size_t(i)];
+    }
+    for (OpKind op : {OpKind::Div, OpKind::Mod}) {
+      for (int64_t fmod : {0, 1}) {
+        if (op == OpKind::Div && fmod)
+          continue;
+        const Attrs attrs = op == OpKind::Mod ? Attrs{{"fmod", fmod}} : Attrs{};
+        CHECK_OP(op, (Ops{in(i32({256}, x)), in(i32({256}, y))}), attrs, 1);
+        CHECK_OP(op, (Ops{in(i64({256}, x64)), in(i64({256}, y64))}), attrs, 1);
+        CHECK_OP(op, (Ops{in(i64({256}, x64)), cst(Tensor::scalar<int64_t>(-1))}), attrs, 1);
+        CHECK_OP(op, (Ops{in(i64({256}, x64)), cst(Tensor::scalar<int64_t>(0))}), attrs, 1);
+      }
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestHostileKernels)
+#include "TestHostileKernels.moc"
