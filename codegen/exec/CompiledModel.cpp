@@ -604,8 +604,8 @@ Profile CompiledModel::newProfile() const {
 }
 
 /// Runs a kernel's index checks on its bound arguments: the first index outside [-size, size)
-/// ([0, size) for nonNegative checks; the exempt value passes) gives the interpreter's error
-/// for it (the kernel would clamp it).
+/// ([0, size) for nonNegative checks, [0, size] for inclusive ones; the exempt value passes)
+/// gives the interpreter's error for it (the kernel would clamp it).
 static Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& args) {
   for (const IndexCheck& c : kern.indexChecks) {
     const KernelArg& a = kern.args[size_t(c.arg)];
@@ -622,9 +622,14 @@ static Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& a
       int64_t size = c.sizes[col];
       if (c.exempt && i == *c.exempt)
         continue;
-      if (i < (c.nonNegative ? 0 : -size) || i >= size)
-        return makeError(c.where, ": index ", i, " is out of range for axis ", c.axes[col],
-                         " of size ", size);
+      const bool outside = c.inclusive ? i < 0 || i > size
+                                       : i < (c.nonNegative ? 0 : -size) || i >= size;
+      if (!outside)
+        continue;
+      if (c.message)
+        return makeError(c.where, ": ", c.message(e, i, size));
+      return makeError(c.where, ": index ", i, " is out of range for axis ", c.axes[col],
+                       " of size ", size);
     }
   }
   return Status::success();

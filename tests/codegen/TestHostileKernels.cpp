@@ -102,6 +102,40 @@ private Q_SLOTS:
     }
   }
 
+  /// Values that pick positions without being Gather-style indices (sequence lengths, MaxUnpool's
+  /// flat indices) are checked before the kernel with the interpreter's words; the kernels
+  /// used to clamp them into a silently different answer.
+  void lengthsAndFlatIndicesAreChecked() {
+    struct Case {
+      OpKind op;
+      Ops operands;
+      Attrs attrs;
+      const char* message;
+    };
+    Tensor w = f32({1, 2, 2}, {0.1f, 0.2f, -0.1f, 0.3f});
+    std::vector<Case> cases = {
+        {OpKind::ReverseSequence, {in(ramp({3, 2})), in(i64({2}, {2, 4}))},
+         {{"time_axis", int64_t(0)}, {"batch_axis", int64_t(1)}},
+         "sequence_lens[1] = 4 is outside [0, 3]"},
+        {OpKind::MaxUnpool, {in(ramp({1, 1, 2, 2})), in(i64({1, 1, 2, 2}, {0, 5, 10, 16}))},
+         {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}},
+         "index 16 is out of range for an output of 16 elements"},
+        {OpKind::RNN,
+         {in(ramp({2, 1, 2})), cst(w), cst(w), Operand{}, in(Tensor::fromVector<int32_t>({1}, {5}))},
+         {{"hidden_size", int64_t(2)}}, "sequence_lens[0] is 5, outside [0, seq_length = 2]"},
+    };
+    for (const Case& c : cases) {
+      std::vector<Tensor> feeds;
+      auto g = oneNode(c.op, c.operands, c.attrs, 1, feeds);
+      std::string r = compare(*g, feeds);
+      QVERIFY2(r.rfind("error: ", 0) == 0 && contains(r, c.message),
+               (std::string(opName(c.op)) + ": " + r).c_str());
+    }
+    // In range, the same answer as the interpreter.
+    CHECK_OP(OpKind::ReverseSequence, (Ops{in(ramp({3, 4})), in(i64({4}, {0, 3, 2, 1}))}),
+             (Attrs{{"time_axis", int64_t(0)}, {"batch_axis", int64_t(1)}}), 1);
+  }
+
   /// Integer Div and Mod over vectors long enough to be vectorized, with 0 and -1 divisors and
   /// INT_MIN dividends in every vector: the interpreter's rule (x / 0 = 0, INT_MIN / -1 wraps,
   /// x % 0 = 0) instead of SIGFPE.

@@ -164,7 +164,7 @@ def main():
                     help="multiply the time limits (a sanitizer build runs several times slower)")
     ap.add_argument("--no-address-limit", action="store_true",
                     help="run without the 8 GiB address-space limit (for sanitizer builds)")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
     runners = args.runners.split(",")
     if "gui" in runners and not os.path.exists(os.path.join(args.build, "app/gui/fusebox")):
         print("gui runner skipped: the GUI was not built")
