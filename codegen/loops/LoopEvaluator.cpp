@@ -1,5 +1,6 @@
 // The loop-IR interpreter: a tree walk over Stmt/Expr with bounds-checked buffer accesses.
 #include "codegen/loops/LoopEvaluator.h"
+#include "core/ops/MathUtil.h"
 
 #include <cmath>
 #include <cstring>
@@ -199,7 +200,7 @@ private:
       else if (e.type.dtype == DType::Bool)
         y.i = fromFloat ? x.f != 0 : x.i != 0;
       else
-        y.i = fromFloat ? (std::isfinite(x.f) ? int64_t(x.f) : 0) : x.i;
+        y.i = fromFloat ? math::floatToInt<int64_t>(x.f) : x.i; // then wrapped to the width
       return normalize(y, e.type);
     }
     default: break;
@@ -468,7 +469,7 @@ private:
         else if (e->type.dtype == DType::Bool)
           y.i = fromFloat ? x.f != 0 : x.i != 0;
         else
-          y.i = fromFloat ? (std::isfinite(x.f) ? int64_t(x.f) : 0) : x.i;
+          y.i = fromFloat ? math::floatToInt<int64_t>(x.f) : x.i; // then wrapped to the width
         r.push_back(normalize(y, e->type));
       }
       return r;

@@ -4,6 +4,7 @@
 // result, or the same error naming the node; never a crash or a silent answer.
 #include "OneNodeCompare.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace fb;
@@ -134,6 +135,55 @@ private Q_SLOTS:
     // In range, the same answer as the interpreter.
     CHECK_OP(OpKind::ReverseSequence, (Ops{in(ramp({3, 4})), in(i64({4}, {0, 3, 2, 1}))}),
              (Attrs{{"time_axis", int64_t(0)}, {"batch_axis", int64_t(1)}}), 1);
+  }
+
+  /// Float → integer casts of NaN, infinities and values beyond the target follow the
+  /// interpreter's rule (NaN is 0, truncate, clamp to int64, wrap to the width), in vectors and
+  /// from f16 too; LLVM's plain fptosi made them poison (x86: INT_MIN).
+  void floatToIntegerCastsOfAnyValue() {
+    const std::vector<double> values = {NAN,   INFINITY, -INFINITY, 1e10,   -1e10, 3e9,
+                                        2.5e19, -2.5e19, 300.7,    -1.9,   255.5, -129.5,
+                                        -2147483648.0, 2147483648.0, 65504, -0.0};
+    for (DType from : {DType::F32, DType::F16}) {
+      Tensor x(from, {int64_t(values.size()) * 8});
+      for (int64_t i = 0; i < x.numElements(); ++i)
+        x.setFromDouble(i, values[size_t(i) % values.size()]);
+      // ONNX element types: int32, int64, int8, uint8, bool.
+      for (int64_t to : {6, 7, 3, 2, 9})
+        CHECK_OP(OpKind::Cast, (Ops{in(x)}), (Attrs{{"to", to}}), 1);
+    }
+    // QuantizeLinear's clamped cast, NaN included.
+    Tensor q = f32({16}, {NAN, 1e30f, -1e30f, 3.3f, -7.5f, 0, 12, 127, -128, 500, -500, 1, 2, 3, 4, 5});
+    CHECK_OP(OpKind::QuantizeLinear,
+             (Ops{in(q), cst(Tensor::scalar<float>(0.5f)), cst(Tensor::scalar<uint8_t>(128))}),
+             Attrs{}, 1);
+  }
+
+  /// NaN and infinities through the polynomial exp and what is built on it, in vectors: NaN
+  /// stays NaN (the clamps made it e^88), e^x overflows to inf and underflows to 0.
+  void nonFiniteValuesThroughActivations() {
+    const std::vector<float> values = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 88.5f, 100, -100,
+                                       -88.5f, 1e-45f, 3, -3, 20, -20, 0.5f, -0.5f};
+    std::vector<float> x;
+    for (int r = 0; r < 4; ++r)
+      x.insert(x.end(), values.begin(), values.end());
+    for (OpKind op : {OpKind::Exp, OpKind::Sigmoid, OpKind::Tanh, OpKind::Erf, OpKind::Softmax})
+      CHECK_OP(op, (Ops{in(f32({4, int64_t(values.size())}, x))}), Attrs{}, 1);
+    std::vector<Tensor> feeds;
+    auto g = oneNode(OpKind::Exp, {in(f32({16}, std::vector<float>(values)))}, {}, 1, feeds);
+    QVERIFY(inferShapes(*g).ok());
+    CompileOptions co;
+    co.useCache = false;
+    auto model = CompiledModel::compile(*g, co);
+    QVERIFY(model.ok());
+    auto got = (*model)->run(feeds);
+    QVERIFY(got.ok());
+    auto e = (*got)[0].data<float>();
+    QVERIFY(std::isnan(e[0]));
+    QCOMPARE(e[1], INFINITY);
+    QCOMPARE(e[2], 0.0f);
+    QCOMPARE(e[6], INFINITY); // e^100 overflows
+    QCOMPARE(e[7], 0.0f);
   }
 
   /// Integer Div and Mod over vectors long enough to be vectorized, with 0 and -1 divisors and

@@ -354,6 +354,73 @@ MODELS += [
     ("mod_by_const_minus_one", lambda: divisor_constant_model("Mod", -1)),
 ]
 
+@model
+def nan_and_inf_through_activations():
+    # Non-finite values must come out as IEEE arithmetic says (np.exp(nan) is nan), not as
+    # whatever a clamped polynomial gives for them. 16 lanes each, so -O2 vectorizes.
+    import math
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, 100.0, -100.0] * 2, np.float32)
+    with np.errstate(all="ignore"):
+        refs = {
+            "Exp": np.exp(x),
+            "Sigmoid": (1 / (1 + np.exp(-x.astype(np.float64)))).astype(np.float32),
+            "Tanh": np.tanh(x),
+            "Relu": np.where(np.isnan(x), x, np.maximum(x, 0)),
+            "Erf": np.array([math.erf(v) if not math.isnan(v) else math.nan for v in x.tolist()],
+                            np.float32),
+            "Abs": np.abs(x),
+            "Neg": -x,
+        }
+    nodes = [helper.make_node(op, ["x"], [op.lower()], name=op.lower()) for op in refs]
+    return result(nodes, [vi("x", np.float32, [x.size])],
+                  [vi(op.lower(), np.float32, [x.size]) for op in refs], list(refs.values()),
+                  "NaN, infinities, -0 and a denormal through the activations", feeds=[x])
+
+
+@model
+def nan_through_gemm_epilogue():
+    # At -O2 the Sigmoid fuses into the GEMM micro-kernel's epilogue, which has its own exp.
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((16, 32)).astype(np.float32)
+    a[3, 5] = np.nan
+    a[5] *= 1e30  # products near +-1e31: sigmoid saturates to 0 or 1
+    w = rng.standard_normal((32, 16)).astype(np.float32)
+    with np.errstate(all="ignore"):
+        z = a.astype(np.float64) @ w.astype(np.float64)
+        ref = (1 / (1 + np.exp(-z))).astype(np.float32)
+    return result([helper.make_node("MatMul", ["a", "w"], ["z"], name="matmul"),
+                   helper.make_node("Sigmoid", ["z"], ["y"], name="sigmoid")],
+                  [vi("a", np.float32, [16, 32])], [vi("y", np.float32, [16, 16])], [ref],
+                  "a NaN row through MatMul + Sigmoid (fused epilogue at -O2)",
+                  inits=[const("w", w)], feeds=[a])
+
+
+def ref_float_to_int(x, dtype):
+    """The interpreter's Cast of floats to integers (core/ops/MathUtil.h floatToInt): NaN is 0,
+    truncation toward zero, values beyond int64 clamp to it, then wrap-around to the width."""
+    out = []
+    for v in np.asarray(x, np.float64).ravel().tolist():
+        if np.isnan(v):
+            out.append(0)
+            continue
+        v = np.trunc(v)
+        out.append(int(I64_MAX) if v >= 2.0**63 else int(I64_MIN) if v <= -2.0**63 else int(v))
+    return wrap(np.array(out, dtype=object).reshape(np.shape(x)), dtype)
+
+
+@model
+def cast_float_to_int_extremes():
+    # NaN, infinities and values beyond each width: LLVM's fptosi makes them poison.
+    x = np.array([np.nan, np.inf, -np.inf, 1e10, -1e10, 3e9, 2.5e19, -2.5e19, 300.7, -1.9, 255.5,
+                  -129.5] * 8, np.float32)
+    outs = [("i32", np.int32, TensorProto.INT32), ("i64", np.int64, TensorProto.INT64),
+            ("i8", np.int8, TensorProto.INT8), ("u8", np.uint8, TensorProto.UINT8)]
+    return result([helper.make_node("Cast", ["x"], [n], name="cast_" + n, to=t) for n, _, t in outs],
+                  [vi("x", np.float32, [x.size])], [vi(n, d, [x.size]) for n, d, _ in outs],
+                  [ref_float_to_int(x, d) for _, d, _ in outs],
+                  "Cast of NaN, infinities and out-of-range floats to integers", feeds=[x])
+
+
 # ---------------------------------------------------------------------------------------------
 # Out-of-range indices: the interpreter's error, never a clamped answer. The CPU backend compiles
 # integer inputs of up to 64 elements in as constants (they may decide shapes), so the *_runtime
