@@ -607,17 +607,8 @@ llvm::Value* Emitter::emitBinary(const Expr& e, llvm::Value* a, llvm::Value* b) 
   case BinaryOp::Max:
     return fp ? m_b.CreateSelect(m_b.CreateFCmpOLT(a, b), b, a)
               : m_b.CreateBinaryIntrinsic(un ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, a, b);
-  case BinaryOp::Pow: {
-    if (fp)
-      return m_b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, b);
-    // Integer powers through f64, which is exact for every result an i32 holds.
-    llvm::Type* dt = m_b.getDoubleTy();
-    if (int l = lanesOf(a))
-      dt = llvm::FixedVectorType::get(dt, unsigned(l));
-    auto toF = [&](llvm::Value* x) { return un ? m_b.CreateUIToFP(x, dt) : m_b.CreateSIToFP(x, dt); };
-    llvm::Value* r = m_b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, toF(a), toF(b));
-    return un ? m_b.CreateFPToUI(r, a->getType()) : m_b.CreateFPToSI(r, a->getType());
-  }
+  case BinaryOp::Pow:
+    return fp ? m_b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, b) : emitIntPow(un, a, b);
   case BinaryOp::Eq: return fp ? m_b.CreateFCmpOEQ(a, b) : m_b.CreateICmpEQ(a, b);
   case BinaryOp::Ne: return fp ? m_b.CreateFCmpUNE(a, b) : m_b.CreateICmpNE(a, b);
   case BinaryOp::Lt: return fp ? m_b.CreateFCmpOLT(a, b) : un ? m_b.CreateICmpULT(a, b) : m_b.CreateICmpSLT(a, b);
@@ -653,6 +644,33 @@ llvm::Value* Emitter::emitIntDivRem(bool isDiv, bool un, llvm::Value* a, llvm::V
   if (isMinusOne)
     q = m_b.CreateSelect(isMinusOne, m_b.CreateNeg(a), q);
   return m_b.CreateSelect(isZero, llvm::Constant::getNullValue(t), q);
+}
+
+llvm::Value* Emitter::emitIntPow(bool un, llvm::Value* a, llvm::Value* b) {
+  // The interpreter's integer power: exact and wrapping (square and multiply over every bit of
+  // the exponent: a fixed chain that vectorizes), and for a negative exponent 1 / a^|e|
+  // truncated: 0 unless |a| is 1. Through f64, as before, results past 2^53 were inexact and
+  // those past the type's range poison.
+  llvm::Type* t = a->getType();
+  const unsigned width = t->getScalarSizeInBits();
+  llvm::Value* one = llvm::ConstantInt::get(t, 1);
+  llvm::Value* zero = llvm::Constant::getNullValue(t);
+  llvm::Value* r = one;
+  llvm::Value* base = a;
+  for (unsigned bit = 0; bit < (un ? width : width - 1); ++bit) {
+    llvm::Value* set = m_b.CreateICmpNE(
+        m_b.CreateAnd(m_b.CreateLShr(b, llvm::ConstantInt::get(t, bit)), one), zero);
+    r = m_b.CreateSelect(set, m_b.CreateMul(r, base), r);
+    base = m_b.CreateMul(base, base);
+  }
+  if (un)
+    return r;
+  llvm::Value* minusOne = llvm::Constant::getAllOnesValue(t);
+  llvm::Value* odd = m_b.CreateICmpNE(m_b.CreateAnd(b, one), zero);
+  llvm::Value* negative = m_b.CreateSelect(
+      m_b.CreateICmpEQ(a, one), one,
+      m_b.CreateSelect(m_b.CreateICmpEQ(a, minusOne), m_b.CreateSelect(odd, minusOne, one), zero));
+  return m_b.CreateSelect(m_b.CreateICmpSLT(b, zero), negative, r);
 }
 
 llvm::Value* Emitter::emitCast(DType from, DType to, llvm::Value* v, bool inRange) {

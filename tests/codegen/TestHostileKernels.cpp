@@ -186,6 +186,25 @@ private Q_SLOTS:
     QCOMPARE(e[7], 0.0f);
   }
 
+  /// Integer Pow is exact and wraps, as in the interpreter: through f64 the results past 2^53
+  /// were inexact and those past the type poison; an i32 base with an i64 exponent went
+  /// through f32.
+  void integerPowerWraps() {
+    std::vector<int64_t> base, exponent;
+    for (int r = 0; r < 4; ++r)
+      for (auto [b, e] : std::vector<std::pair<int64_t, int64_t>>{
+               {3, 40}, {-3, 39}, {2, 63}, {7, 100}, {-1, -3}, {-1, -4}, {1, -7}, {0, 0},
+               {5, 27}, {10, 19}, {-2, 31}, {13, 1000}}) {
+        base.push_back(b * (r + 1));
+        exponent.push_back(e);
+      }
+    const int64_t n = int64_t(base.size());
+    std::vector<int32_t> b32(base.begin(), base.end()), e32(exponent.begin(), exponent.end());
+    CHECK_OP(OpKind::Pow, (Ops{in(i32({n}, b32)), in(i32({n}, e32))}), Attrs{}, 1);
+    CHECK_OP(OpKind::Pow, (Ops{in(i64({n}, base)), in(i64({n}, exponent))}), Attrs{}, 1);
+    CHECK_OP(OpKind::Pow, (Ops{in(i32({n}, b32)), in(i64({n}, exponent))}), Attrs{}, 1);
+  }
+
   /// Integer Div and Mod over vectors long enough to be vectorized, with 0 and -1 divisors and
   /// INT_MIN dividends in every vector: the interpreter's rule (x / 0 = 0, INT_MIN / -1 wraps,
   /// x % 0 = 0) instead of SIGFPE.

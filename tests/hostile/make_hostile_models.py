@@ -335,6 +335,40 @@ for _dt in (np.int32, np.int64, np.int8, np.uint8):
 MODELS.append(("mod0_int64_const", lambda: division_model("Mod", np.int64, 0, True)))
 
 
+def ref_int_pow(base, exponent, dtype):
+    """The interpreter's integer power: exact and wrapping; 0 for a negative exponent unless
+    |base| is 1."""
+    base, exponent = np.broadcast_arrays(base, exponent)
+    out = []
+    for b, e in zip(base.ravel().tolist(), exponent.ravel().tolist()):
+        if e < 0:
+            out.append(1 if b == 1 else (-1 if e % 2 else 1) if b == -1 else 0)
+        else:
+            out.append(pow(b, e, 1 << 64))
+    return wrap(np.array(out, dtype=object).reshape(base.shape), dtype)
+
+
+@model
+def int_pow_overflow():
+    # Powers far beyond the type (wrapping, as the interpreter computes them), negative
+    # exponents, and an i32 base with an i64 exponent; 4 x 12 lanes so -O2 vectorizes.
+    b32 = np.array([3, -3, 2, 7, -1, -1, 1, 0, 5, 10, -2, 13] * 4, np.int32)
+    e32 = np.array([40, 39, 31, 100, -3, -4, -7, 0, 27, 19, 63, 1000] * 4, np.int32)
+    b64 = b32.astype(np.int64) * 1000003
+    e64 = e32.astype(np.int64)
+    return result([helper.make_node("Pow", ["b32", "e32"], ["p32"], name="pow32"),
+                   helper.make_node("Pow", ["b64", "e64"], ["p64"], name="pow64"),
+                   helper.make_node("Pow", ["b32", "e64"], ["pmixed"], name="pow_mixed")],
+                  [vi("b32", np.int32, [48]), vi("e32", np.int32, [48]),
+                   vi("b64", np.int64, [48]), vi("e64", np.int64, [48])],
+                  [vi("p32", np.int32, [48]), vi("p64", np.int64, [48]),
+                   vi("pmixed", np.int32, [48])],
+                  [ref_int_pow(b32, e32, np.int32), ref_int_pow(b64, e64, np.int64),
+                   ref_int_pow(b32, e64, np.int32)],
+                  "integer Pow that overflows, with negative exponents and mixed widths",
+                  feeds=[b32, e32, b64, e64])
+
+
 def divisor_constant_model(op, divisor, dtype=np.int64):
     info = np.iinfo(dtype)
     x = np.array([info.min, info.max, -7, 0, 7], dtype)
