@@ -1,5 +1,7 @@
 // The CPU executor: lowering, argument binding on the memory plan, JIT compilation and runs.
 #include "codegen/exec/CompiledModel.h"
+#include "codegen/exec/AlignedBuffer.h"
+#include "codegen/exec/SizeChecks.h"
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/llvm/Jit.h"
 #include "codegen/llvm/KernelCache.h"
@@ -36,25 +38,6 @@ double msSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-/// A zero-filled, 64-byte-aligned block of memory.
-class AlignedBuffer {
-public:
-  AlignedBuffer() = default;
-  explicit AlignedBuffer(int64_t bytes) {
-    size_t n = size_t((std::max<int64_t>(bytes, 1) + 63) / 64 * 64);
-    m_data.reset(static_cast<std::byte*>(std::aligned_alloc(64, n)));
-    if (m_data)
-      std::memset(m_data.get(), 0, n);
-  }
-  std::byte* data() const { return m_data.get(); }
-
-private:
-  struct Free {
-    void operator()(std::byte* p) const { std::free(p); }
-  };
-  std::unique_ptr<std::byte, Free> m_data;
-};
-
 /// Where a kernel argument lives.
 struct ArgSlot {
   enum class Kind { Fixed, Input, Output, Dynamic } kind = Kind::Fixed;
@@ -64,6 +47,7 @@ struct ArgSlot {
   int64_t space = 0, begin = 0, end = 0;
 };
 
+/// The byte size of an argument (checkKernelArgSizes has ruled out overflow).
 int64_t argBytes(const KernelArg& a) {
   if (a.bytes > 0)
     return a.bytes;
@@ -256,12 +240,21 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
                                                        options.specializeInputs,
                                                        &impl.specialized));
   const Graph& g = *model->m_graph;
+  // Before anything loops over a shape or sizes a buffer from it.
+  FB_TRY(checkValueSizes(g));
 
   // 2. Kernels.
   FB_TRY(stage("lower", 0.05));
   auto t = Clock::now();
-  FB_ASSIGN_OR_RETURN(model->m_kernels, lowerGraph(g, options.lower));
+  // Lowering builds tables with the interpreter (Resize's probes, folded constants); a
+  // Tensor it cannot allocate throws, and no exception may leave the library.
+  try {
+    FB_ASSIGN_OR_RETURN(model->m_kernels, lowerGraph(g, options.lower));
+  } catch (const std::bad_alloc& e) {
+    return makeError("lowering ran out of memory: ", e.what());
+  }
   FB_TRY(prepareKernels(model->m_kernels, options.emit.useGemm));
+  FB_TRY(checkKernelArgSizes(model->m_kernels));
   stats.lowerMs = msSince(t);
   std::vector<Kernel>& kernels = model->m_kernels;
 
@@ -273,7 +266,8 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
     mpo.skipDynamic = true;
     auto plan = planMemory(g, mpo);
     if (plan.ok()) {
-      impl.arena = AlignedBuffer(plan->arenaBytes);
+      FB_ASSIGN_OR_RETURN(impl.arena,
+                          AlignedBuffer::allocate(plan->arenaBytes, "the activation arena"));
       stats.arenaBytes = plan->arenaBytes;
       stats.memoryPlanUsed = true;
       for (const BufferAssignment& b : plan->buffers) {
@@ -340,7 +334,8 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
         sum += scratchSpan(argBytes(arg));
     workspaceBytes = std::max(workspaceBytes, sum);
   }
-  impl.workspace = AlignedBuffer(workspaceBytes);
+  FB_ASSIGN_OR_RETURN(impl.workspace,
+                      AlignedBuffer::allocate(workspaceBytes, "the kernels' workspace"));
   for (size_t k = 0; k < kernels.size(); ++k) {
     const Kernel& kern = kernels[k];
     std::vector<ArgSlot> slots;
@@ -397,7 +392,9 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
         auto [it, inserted] = separate.emplace(arg.name, nullptr);
         if (inserted) {
           int64_t size = std::max(bytes, int64_t(typeBytes(v->type())));
-          impl.buffers.emplace_back(size);
+          FB_ASSIGN_OR_RETURN(AlignedBuffer buffer,
+                              AlignedBuffer::allocate(size, "value '" + arg.name + "'"));
+          impl.buffers.push_back(std::move(buffer));
           it->second = impl.buffers.back().data();
           stats.separateBytes += size;
         }
@@ -607,8 +604,8 @@ Profile CompiledModel::newProfile() const {
 }
 
 /// Runs a kernel's index checks on its bound arguments: the first index outside [-size, size)
-/// ([0, size) for nonNegative checks; the exempt value passes) gives the interpreter's error
-/// for it (the kernel would clamp it).
+/// ([0, size) for nonNegative checks, [0, size] for inclusive ones; the exempt value passes)
+/// gives the interpreter's error for it (the kernel would clamp it).
 static Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& args) {
   for (const IndexCheck& c : kern.indexChecks) {
     const KernelArg& a = kern.args[size_t(c.arg)];
@@ -625,9 +622,14 @@ static Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& a
       int64_t size = c.sizes[col];
       if (c.exempt && i == *c.exempt)
         continue;
-      if (i < (c.nonNegative ? 0 : -size) || i >= size)
-        return makeError(c.where, ": index ", i, " is out of range for axis ", c.axes[col],
-                         " of size ", size);
+      const bool outside = c.inclusive ? i < 0 || i > size
+                                       : i < (c.nonNegative ? 0 : -size) || i >= size;
+      if (!outside)
+        continue;
+      if (c.message)
+        return makeError(c.where, ": ", c.message(e, i, size));
+      return makeError(c.where, ": index ", i, " is out of range for axis ", c.axes[col],
+                       " of size ", size);
     }
   }
   return Status::success();
@@ -707,8 +709,10 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
   for (size_t j = 0; j < impl.outputSizes.size(); ++j)
     if (impl.outputSources[j].kind == Impl::OutputSource::Kind::Dynamic)
       outputs.emplace_back(); // filled from the run's tensor table
-    else
-      outputs.emplace_back(impl.outputTypes[j], impl.outputSizes[j]);
+    else {
+      FB_ASSIGN_OR_RETURN(Tensor out, Tensor::create(impl.outputTypes[j], impl.outputSizes[j]));
+      outputs.push_back(std::move(out));
+    }
   std::vector<Tensor> dynamicValues(impl.numDynamicValues);
   int runIndex = profile ? int(profile->runs.size()) : 0;
   auto runStart = Clock::now();

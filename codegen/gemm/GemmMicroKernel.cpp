@@ -85,6 +85,7 @@ Value* emitVectorExp(GemmIrContext& c, IRBuilder<>& b, Value* x) {
   auto fma = [&](Value* a, Value* m, Value* add) {
     return b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {a, m, add});
   };
+  Value* in = x;
   x = fmax(fmin(x, c.vf(88.3762626647949f)), c.vf(-87.3365447504f));
   // n = round(x / ln2); r = x - n*ln2 in two parts so r is exact.
   Value* fx = b.CreateIntrinsic(Intrinsic::floor, {c.v8f32},
@@ -102,7 +103,10 @@ Value* emitVectorExp(GemmIrContext& c, IRBuilder<>& b, Value* x) {
   Value* n = b.CreateFPToSI(fx, c.v8i32);
   Value* bits =
       b.CreateShl(b.CreateAdd(n, ConstantInt::get(c.v8i32, 127)), ConstantInt::get(c.v8i32, 23));
-  return b.CreateFMul(y, b.CreateBitCast(bits, c.v8f32), "exp");
+  Value* e = b.CreateFMul(y, b.CreateBitCast(bits, c.v8f32));
+  // The clamp turned NaN into 88.38 (an unordered compare is false); NaN stays NaN, as in the
+  // interpreter, so that a NaN accumulator is not a sigmoid of 0.
+  return b.CreateSelect(b.CreateFCmpUNO(in, in), in, e, "exp");
 }
 
 Value* applyEpilogueOp(GemmIrContext& c, IRBuilder<>& b, const EpilogueOp& op, Value* x,

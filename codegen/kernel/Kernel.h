@@ -6,6 +6,7 @@
 #include "core/Graph.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,14 +34,20 @@ struct KernelArg {
 /// args[arg] (an i32 or i64 tensor) must lie in [-size, size) where size is sizes[e % sizes.size()]
 /// for element e (one size for GatherElements' axis, one per column for GatherND's tuples). The
 /// kernel itself clamps, so it never reads or writes outside a buffer; this check turns such an
-/// index into the interpreter's error instead of a silently clamped result.
+/// index into the interpreter's error instead of a silently clamped result. The same check
+/// covers other values that select positions: sequence lengths (`inclusive`, in [0, size]) and
+/// MaxUnpool's flat indices, each with the interpreter's words (`message`).
 struct IndexCheck {
   int arg = -1;                ///< the kernel argument holding the indices
   std::vector<int64_t> sizes;  ///< the bound of each column (cycled over the elements)
   std::vector<int64_t> axes;   ///< the data axis each column indexes, for the message
   std::string where;           ///< the node's description, the interpreter's error prefix
   bool nonNegative = false;    ///< the range is [0, size) (a loss's class target)
+  bool inclusive = false;      ///< the range is [0, size] (a sequence length)
   std::optional<int64_t> exempt; ///< a value that is always allowed (a loss's ignore_index)
+  /// What follows "where: " for value v of element e out of range; when empty, "index v is out
+  /// of range for axis A of size S".
+  std::function<std::string(int64_t e, int64_t v, int64_t size)> message;
 };
 
 /// A lowered kernel. The generated function has the FbKernelFn signature (runtime/RuntimeAbi.h):

@@ -4,6 +4,8 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
+#include <cmath>
+
 namespace fb::cg {
 
 namespace {
@@ -34,9 +36,12 @@ llvm::Value* fma(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y, llvm::V
 
 } // namespace
 
-llvm::Value* emitFastExp(llvm::IRBuilderBase& b, llvm::Value* x) {
+llvm::Value* emitFastExp(llvm::IRBuilderBase& b, llvm::Value* x, bool ieeeEnds) {
   llvm::Type* t = x->getType();
-  x = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, fconst(b, x, 88.3762626647949));
+  llvm::Value* in = x;
+  // The largest x whose e^x f32 holds is 88.7228391 (ln FLT_MAX); the clamp stops just below
+  // it, so that n <= 128 (split in two below) and the result stays finite.
+  x = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, fconst(b, x, 88.72283172607422));
   x = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, fconst(b, x, -88.3762626647949));
   // n = round(x / ln 2); r = x - n ln 2 (ln 2 split in two for precision).
   llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
@@ -58,17 +63,28 @@ llvm::Value* emitFastExp(llvm::IRBuilderBase& b, llvm::Value* x) {
   auto pow2 = [&](llvm::Value* e) {
     return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, iconst(b, x, 127)), iconst(b, x, 23)), t);
   };
-  return b.CreateFMul(b.CreateFMul(y, pow2(n1)), pow2(n2));
+  llvm::Value* e = b.CreateFMul(b.CreateFMul(y, pow2(n1)), pow2(n2));
+  // The clamps map NaN to a number (minnum and maxnum return the other operand) and every x
+  // beyond them to the ends' values; give IEEE's answers there instead: NaN stays NaN, e^x
+  // overflows to inf from 88.72283935546875 on, and is 0 below the lower clamp (where it is at
+  // most 4e-39, a denormal).
+  if (ieeeEnds) {
+    e = b.CreateSelect(b.CreateFCmpOGE(in, fconst(b, x, 88.72283935546875)),
+                       fconst(b, x, INFINITY), e);
+    e = b.CreateSelect(b.CreateFCmpOLT(in, fconst(b, x, -88.3762626647949)), fconst(b, x, 0.0),
+                       e);
+  }
+  return b.CreateSelect(b.CreateFCmpUNO(in, in), in, e);
 }
 
 llvm::Value* emitFastSigmoid(llvm::IRBuilderBase& b, llvm::Value* x) {
-  llvm::Value* e = emitFastExp(b, b.CreateFNeg(x));
+  llvm::Value* e = emitFastExp(b, b.CreateFNeg(x), /*ieeeEnds=*/false);
   return b.CreateFDiv(fconst(b, x, 1.0), b.CreateFAdd(fconst(b, x, 1.0), e));
 }
 
 llvm::Value* emitFastTanh(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-  llvm::Value* e = emitFastExp(b, b.CreateFMul(ax, fconst(b, x, -2.0)));
+  llvm::Value* e = emitFastExp(b, b.CreateFMul(ax, fconst(b, x, -2.0)), /*ieeeEnds=*/false);
   llvm::Value* t =
       b.CreateFDiv(b.CreateFSub(fconst(b, x, 1.0), e), b.CreateFAdd(fconst(b, x, 1.0), e));
   return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, t, x);
@@ -82,7 +98,7 @@ llvm::Value* emitFastErf(llvm::IRBuilderBase& b, llvm::Value* x) {
   for (double c : {-1.453152027, 1.421413741, -0.284496736, 0.254829592})
     p = fma(b, p, t, fconst(b, x, c));
   p = b.CreateFMul(p, t);
-  llvm::Value* e = emitFastExp(b, b.CreateFNeg(b.CreateFMul(ax, ax)));
+  llvm::Value* e = emitFastExp(b, b.CreateFNeg(b.CreateFMul(ax, ax)), /*ieeeEnds=*/false);
   llvm::Value* y = b.CreateFSub(fconst(b, x, 1.0), b.CreateFMul(p, e));
   return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, y, x);
 }

@@ -6,9 +6,11 @@
 namespace fb::cg {
 
 /// e^x for a float or <N x float> value: range reduction to 2^n * e^r with a degree-6
-/// polynomial (Cephes' expf), about 2 ulp; inputs are clamped to [-88.38, 88.38].
+/// polynomial (Cephes' expf), about 2 ulp; inputs are clamped to [-88.38, 88.72]. NaN stays
+/// NaN. With `ieeeEnds` (the Exp op) e^x is also inf beyond ln(FLT_MAX) and 0 below the lower
+/// clamp; the functions built on it, where those ends make no difference, skip the two selects.
 /// Unlike llvm.exp it stays in vector registers instead of becoming N calls to expf.
-llvm::Value* emitFastExp(llvm::IRBuilderBase& b, llvm::Value* x);
+llvm::Value* emitFastExp(llvm::IRBuilderBase& b, llvm::Value* x, bool ieeeEnds = true);
 
 /// 1 / (1 + e^-x).
 llvm::Value* emitFastSigmoid(llvm::IRBuilderBase& b, llvm::Value* x);

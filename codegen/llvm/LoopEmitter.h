@@ -147,7 +147,14 @@ private:
   /// Integer a / b or a % b that never traps: x / 0 and x % 0 are 0, INT_MIN / -1 wraps (the
   /// interpreter's and the loop evaluator's results). The guards fold away for a constant b.
   llvm::Value* emitIntDivRem(bool isDiv, bool un, llvm::Value* a, llvm::Value* b);
-  llvm::Value* emitCast(DType from, DType to, llvm::Value* v);
+  /// a ** b on integers as the interpreter computes it (wrapping; 0 for b < 0 unless |a| = 1).
+  llvm::Value* emitIntPow(bool un, llvm::Value* a, llvm::Value* b);
+  /// v converted from `from` to `to`; float → integer by the interpreter's rule (NaN is 0,
+  /// beyond int64 clamps, then wraps to the width), cheaper when `inRange` (the value is known
+  /// to lie in the target's range or be NaN).
+  llvm::Value* emitCast(DType from, DType to, llvm::Value* v, bool inRange = false);
+  /// The float → integer part of emitCast (v: f32, f16 or bf16, scalar or vector).
+  llvm::Value* emitFloatToInt(DType to, llvm::Value* v, bool inRange);
   Affine emitAffine(const ExprPtr& e);
   llvm::Value* vectorOf(const Affine& a);
   Affine addAffine(const Affine& a, const Affine& b);

@@ -6,12 +6,39 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace fb::cg::loopemit {
 
 /// Loads with a constant lane stride up to this become contiguous loads and a shuffle; wider
 /// strides touch too many unused elements and stay gathers.
 constexpr int64_t kMaxShuffleStride = 4;
+
+namespace {
+
+/// True when e is clamped by min/max with float immediates into a range integer dtype `to`
+/// holds (QuantizeLinear's saturation): then only NaN needs care in a float → integer cast.
+bool clampedIntoRange(const ExprPtr& e, DType to) {
+  if (isFloat(to) || to == DType::Bool || e->kind != Expr::Kind::Binary ||
+      (e->binaryOp != BinaryOp::Min && e->binaryOp != BinaryOp::Max))
+    return false;
+  const ExprPtr& inner = e->operands.at(0);
+  const ExprPtr& bound = e->operands.at(1);
+  if (bound->kind != Expr::Kind::FloatImm || inner->kind != Expr::Kind::Binary ||
+      inner->binaryOp == e->binaryOp ||
+      (inner->binaryOp != BinaryOp::Min && inner->binaryOp != BinaryOp::Max) ||
+      inner->operands.at(1)->kind != Expr::Kind::FloatImm)
+    return false;
+  double lo = std::min(bound->floatValue, inner->operands.at(1)->floatValue);
+  double hi = std::max(bound->floatValue, inner->operands.at(1)->floatValue);
+  int bits = int(dtypeSize(to)) * 8;
+  const bool un = to == DType::U8;
+  double min = un ? 0 : -std::ldexp(1.0, bits - 1);
+  double max = un ? std::ldexp(1.0, bits) - 1 : std::ldexp(1.0, bits - 1) - 1;
+  return lo >= min && hi <= max;
+}
+
+} // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Memory accesses
@@ -521,7 +548,8 @@ llvm::Value* Emitter::emitExpr(const ExprPtr& e) {
     return m_b.CreateSelect(c, a, b);
   }
   case Expr::Kind::Cast:
-    return emitCast(e->operands.at(0)->type.dtype, e->type.dtype, emitExpr(e->operands.at(0)));
+    return emitCast(e->operands.at(0)->type.dtype, e->type.dtype, emitExpr(e->operands.at(0)),
+                    clampedIntoRange(e->operands.at(0), e->type.dtype));
   case Expr::Kind::Ramp:
   case Expr::Kind::Broadcast: return vectorOf(emitAffine(e));
   }
@@ -579,17 +607,8 @@ llvm::Value* Emitter::emitBinary(const Expr& e, llvm::Value* a, llvm::Value* b) 
   case BinaryOp::Max:
     return fp ? m_b.CreateSelect(m_b.CreateFCmpOLT(a, b), b, a)
               : m_b.CreateBinaryIntrinsic(un ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, a, b);
-  case BinaryOp::Pow: {
-    if (fp)
-      return m_b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, b);
-    // Integer powers through f64, which is exact for every result an i32 holds.
-    llvm::Type* dt = m_b.getDoubleTy();
-    if (int l = lanesOf(a))
-      dt = llvm::FixedVectorType::get(dt, unsigned(l));
-    auto toF = [&](llvm::Value* x) { return un ? m_b.CreateUIToFP(x, dt) : m_b.CreateSIToFP(x, dt); };
-    llvm::Value* r = m_b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, toF(a), toF(b));
-    return un ? m_b.CreateFPToUI(r, a->getType()) : m_b.CreateFPToSI(r, a->getType());
-  }
+  case BinaryOp::Pow:
+    return fp ? m_b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, b) : emitIntPow(un, a, b);
   case BinaryOp::Eq: return fp ? m_b.CreateFCmpOEQ(a, b) : m_b.CreateICmpEQ(a, b);
   case BinaryOp::Ne: return fp ? m_b.CreateFCmpUNE(a, b) : m_b.CreateICmpNE(a, b);
   case BinaryOp::Lt: return fp ? m_b.CreateFCmpOLT(a, b) : un ? m_b.CreateICmpULT(a, b) : m_b.CreateICmpSLT(a, b);
@@ -627,7 +646,34 @@ llvm::Value* Emitter::emitIntDivRem(bool isDiv, bool un, llvm::Value* a, llvm::V
   return m_b.CreateSelect(isZero, llvm::Constant::getNullValue(t), q);
 }
 
-llvm::Value* Emitter::emitCast(DType from, DType to, llvm::Value* v) {
+llvm::Value* Emitter::emitIntPow(bool un, llvm::Value* a, llvm::Value* b) {
+  // The interpreter's integer power: exact and wrapping (square and multiply over every bit of
+  // the exponent: a fixed chain that vectorizes), and for a negative exponent 1 / a^|e|
+  // truncated: 0 unless |a| is 1. Through f64, as before, results past 2^53 were inexact and
+  // those past the type's range poison.
+  llvm::Type* t = a->getType();
+  const unsigned width = t->getScalarSizeInBits();
+  llvm::Value* one = llvm::ConstantInt::get(t, 1);
+  llvm::Value* zero = llvm::Constant::getNullValue(t);
+  llvm::Value* r = one;
+  llvm::Value* base = a;
+  for (unsigned bit = 0; bit < (un ? width : width - 1); ++bit) {
+    llvm::Value* set = m_b.CreateICmpNE(
+        m_b.CreateAnd(m_b.CreateLShr(b, llvm::ConstantInt::get(t, bit)), one), zero);
+    r = m_b.CreateSelect(set, m_b.CreateMul(r, base), r);
+    base = m_b.CreateMul(base, base);
+  }
+  if (un)
+    return r;
+  llvm::Value* minusOne = llvm::Constant::getAllOnesValue(t);
+  llvm::Value* odd = m_b.CreateICmpNE(m_b.CreateAnd(b, one), zero);
+  llvm::Value* negative = m_b.CreateSelect(
+      m_b.CreateICmpEQ(a, one), one,
+      m_b.CreateSelect(m_b.CreateICmpEQ(a, minusOne), m_b.CreateSelect(odd, minusOne, one), zero));
+  return m_b.CreateSelect(m_b.CreateICmpSLT(b, zero), negative, r);
+}
+
+llvm::Value* Emitter::emitCast(DType from, DType to, llvm::Value* v, bool inRange) {
   if (from == to)
     return v;
   int lanes = lanesOf(v);
@@ -641,11 +687,58 @@ llvm::Value* Emitter::emitCast(DType from, DType to, llvm::Value* v) {
   if (fromFp && toFp)
     return m_b.CreateFPCast(v, t);
   if (fromFp)
-    return isUnsigned(to) ? m_b.CreateFPToUI(v, t) : m_b.CreateFPToSI(v, t);
+    return emitFloatToInt(to, v, inRange);
   if (toFp)
     return isUnsigned(from) ? m_b.CreateUIToFP(v, t) : m_b.CreateSIToFP(v, t);
   return m_b.CreateIntCast(v, t, !isUnsigned(from));
 }
 
+
+llvm::Value* Emitter::emitFloatToInt(DType to, llvm::Value* v, bool inRange) {
+  // fptosi/fptoui of NaN or of a value beyond the target is poison in LLVM (x86 returns
+  // INT_MIN). The interpreter's rule (floatToInt in core/ops/MathUtil.h): NaN is 0, truncate,
+  // clamp to int64, then wrap to the width. Every step below is exact in f32 and keeps vectors
+  // (a conversion through i64 would be scalarized on AVX2: 3x slower); no fast-math flags.
+  llvm::IRBuilderBase::FastMathFlagGuard guard(m_b);
+  m_b.clearFastMathFlags();
+  const int lanes = lanesOf(v);
+  auto typed = [&](llvm::Type* t) -> llvm::Type* {
+    return lanes ? llvm::FixedVectorType::get(t, unsigned(lanes)) : t;
+  };
+  llvm::Type* f32 = typed(m_b.getFloatTy());
+  llvm::Type* i32 = typed(m_b.getInt32Ty());
+  llvm::Type* target = typed(scalarType(to));
+  if (v->getType()->getScalarType() != m_b.getFloatTy())
+    v = m_b.CreateFPExt(v, f32); // f16 and bf16 widen exactly
+  auto fconst = [&](double c) { return llvm::ConstantFP::get(f32, c); };
+  llvm::Value* zero = fconst(0);
+  if (to == DType::I64) // saturates and maps NaN to 0: exactly the rule
+    return m_b.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {target, f32}, {v});
+  auto narrow = [&](llvm::Value* x32) {
+    return target == i32 ? x32 : m_b.CreateTrunc(x32, target);
+  };
+  llvm::Value* isNan = m_b.CreateFCmpUNO(v, v);
+  if (inRange) // within the target's range, or NaN (QuantizeLinear's clamp)
+    return narrow(m_b.CreateFPToSI(m_b.CreateSelect(isNan, zero, v), i32));
+  // |v| < 2^31: the i32 conversion is exact.
+  llvm::Value* mag = m_b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v);
+  llvm::Value* small = m_b.CreateFCmpOLT(mag, fconst(0x1p31));
+  llvm::Value* asSmall = m_b.CreateFPToSI(m_b.CreateSelect(small, v, zero), i32);
+  // 2^31 <= |v| < 2^63: v is an integer; its low 32 bits are v - 2^32 floor(v / 2^32), a value
+  // in [0, 2^32) that f32 holds exactly.
+  llvm::Value* inI64 = m_b.CreateFCmpOLT(mag, fconst(0x1p63));
+  llvm::Value* q = m_b.CreateUnaryIntrinsic(llvm::Intrinsic::floor,
+                                            m_b.CreateFMul(v, fconst(0x1p-32)));
+  llvm::Value* low = m_b.CreateFSub(v, m_b.CreateFMul(q, fconst(0x1p32)));
+  llvm::Value* asLarge = m_b.CreateFPToUI(
+      m_b.CreateSelect(m_b.CreateAnd(inI64, m_b.CreateNot(small)), low, zero), i32);
+  // Beyond int64 (and ±inf): INT64_MAX's low bits are all ones, INT64_MIN's zero; NaN is 0.
+  llvm::Value* saturated = m_b.CreateSelect(m_b.CreateFCmpOGT(v, zero),
+                                            llvm::Constant::getAllOnesValue(i32),
+                                            llvm::Constant::getNullValue(i32));
+  llvm::Value* r = m_b.CreateSelect(small, asSmall,
+                                    m_b.CreateSelect(inI64, asLarge, saturated));
+  return narrow(r);
+}
 
 } // namespace fb::cg::loopemit

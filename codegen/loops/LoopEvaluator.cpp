@@ -1,5 +1,6 @@
 // The loop-IR interpreter: a tree walk over Stmt/Expr with bounds-checked buffer accesses.
 #include "codegen/loops/LoopEvaluator.h"
+#include "core/ops/MathUtil.h"
 
 #include <cmath>
 #include <cstring>
@@ -8,6 +9,20 @@
 namespace fb::cg {
 
 namespace {
+
+/// b ** e on integers as the interpreter and the emitted code compute it: exact and wrapping
+/// (the caller wraps to the type's width), 1 / b^|e| truncated for e < 0.
+int64_t intPow(int64_t b, int64_t e) {
+  if (e < 0)
+    return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;
+  uint64_t r = 1, ub = uint64_t(b);
+  for (uint64_t ue = uint64_t(e); ue; ue >>= 1) {
+    if (ue & 1)
+      r *= ub;
+    ub *= ub;
+  }
+  return int64_t(r);
+}
 
 /// One lane of a value: floats in `f`, integers and bools in `i`.
 struct Lane {
@@ -199,7 +214,7 @@ private:
       else if (e.type.dtype == DType::Bool)
         y.i = fromFloat ? x.f != 0 : x.i != 0;
       else
-        y.i = fromFloat ? (std::isfinite(x.f) ? int64_t(x.f) : 0) : x.i;
+        y.i = fromFloat ? math::floatToInt<int64_t>(x.f) : x.i; // then wrapped to the width
       return normalize(y, e.type);
     }
     default: break;
@@ -394,7 +409,7 @@ private:
     case BinaryOp::Mod: r.i = y == 0 || y == -1 ? 0 : x % y; break;
     case BinaryOp::Min: r.i = std::min(x, y); break;
     case BinaryOp::Max: r.i = std::max(x, y); break;
-    case BinaryOp::Pow: r.i = int64_t(std::pow(double(x), double(y))); break;
+    case BinaryOp::Pow: r.i = intPow(x, y); break;
     case BinaryOp::Eq: r.i = x == y; break;
     case BinaryOp::Ne: r.i = x != y; break;
     case BinaryOp::Lt: r.i = x < y; break;
@@ -468,7 +483,7 @@ private:
         else if (e->type.dtype == DType::Bool)
           y.i = fromFloat ? x.f != 0 : x.i != 0;
         else
-          y.i = fromFloat ? (std::isfinite(x.f) ? int64_t(x.f) : 0) : x.i;
+          y.i = fromFloat ? math::floatToInt<int64_t>(x.f) : x.i; // then wrapped to the width
         r.push_back(normalize(y, e->type));
       }
       return r;

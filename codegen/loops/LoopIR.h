@@ -122,7 +122,7 @@ struct Expr {
     Unary,     ///< unaryOp(operands[0])
     Binary,    ///< binaryOp(operands[0], operands[1]); both operands have the same type
     Select,    ///< operands[0] ? operands[1] : operands[2]
-    Cast,      ///< operands[0] converted to `type` (float→int truncates, like C)
+    Cast,      ///< operands[0] converted to `type` (float→int: the interpreter's floatToInt)
     Ramp,      ///< vector <base, base+stride, ...> with type.lanes lanes; operands {base, stride}
     Broadcast, ///< operands[0] (scalar) repeated type.lanes times
   } kind = Kind::IntImm;

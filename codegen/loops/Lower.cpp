@@ -207,19 +207,23 @@ ExprPtr KernelBuilder::read(const Value* v, const Indices& idx) {
 Status KernelBuilder::addIndexCheck(const Node& n, const Value* indices, std::vector<int64_t> sizes,
                                     std::vector<int64_t> axes, bool nonNegative,
                                     std::optional<int64_t> exempt) {
-  BufferPtr buf = directBuffer(indices);
+  IndexCheck c;
+  c.sizes = std::move(sizes);
+  c.axes = std::move(axes);
+  c.nonNegative = nonNegative;
+  c.exempt = exempt;
+  return addRangeCheck(n, indices, std::move(c));
+}
+
+Status KernelBuilder::addRangeCheck(const Node& n, const Value* values, IndexCheck check) {
+  BufferPtr buf = directBuffer(values);
   if (!buf)
     return makeUnsupported(n.describe(), ": the indices of ", opName(n.op()),
                            " are computed inside the kernel; the CPU backend range-checks only "
                            "indices read from a kernel argument");
-  IndexCheck c;
-  c.arg = buf->arg;
-  c.sizes = std::move(sizes);
-  c.axes = std::move(axes);
-  c.where = n.describe();
-  c.nonNegative = nonNegative;
-  c.exempt = exempt;
-  m_indexChecks.push_back(std::move(c));
+  check.arg = buf->arg;
+  check.where = n.describe();
+  m_indexChecks.push_back(std::move(check));
   return Status::success();
 }
 

@@ -75,6 +75,9 @@ public:
   Status addIndexCheck(const Node& n, const Value* indices, std::vector<int64_t> sizes,
                        std::vector<int64_t> axes, bool nonNegative = false,
                        std::optional<int64_t> exempt = std::nullopt);
+  /// The general form: `check` as filled in by the caller (sizes, bounds, message); the
+  /// argument and the node's description are filled in here.
+  Status addRangeCheck(const Node& n, const Value* values, IndexCheck check);
 
   /// The GEMM spec, with provisional argument indices (patched by finish()).
   std::optional<GemmSpec>& gemm() { return m_gemm; }

@@ -141,12 +141,25 @@ Status defineEyeLike(KernelBuilder& b, const Node& n) {
 }
 
 /// out[t, b] = x[len_b - 1 - t, b] for t < len_b, else x[t, b] (time and batch axes 0 and 1 in
-/// either order). A length outside [0, T] is clamped here; the interpreter rejects it.
+/// either order). A length outside [0, T] is the interpreter's error: lengths read from an
+/// argument are checked by the executor before the kernel; all are clamped here, so a length
+/// computed inside a hand-built group (clamped only, as Gather's indices) never reads outside x.
 Status defineReverseSequence(KernelBuilder& b, const Node& n) {
   const Value *x = n.input(0), *lens = n.input(1);
   FB_ASSIGN_OR_RETURN(int64_t timeAxis, n.attrs().getInt("time_axis", 0));
   const size_t ta = timeAxis == 0 ? 0 : 1, ba = 1 - ta;
   const int64_t T = KernelBuilder::sizesOf(x)[ta];
+  if (b.directBuffer(lens)) {
+    IndexCheck check;
+    check.sizes = {T};
+    check.axes = {int64_t(ta)};
+    check.inclusive = true;
+    check.message = [](int64_t e, int64_t v, int64_t size) {
+      return "sequence_lens[" + std::to_string(e) + "] = " + std::to_string(v) +
+             " is outside [0, " + std::to_string(size) + "]";
+    };
+    FB_TRY(b.addRangeCheck(n, lens, std::move(check)));
+  }
   b.define(n.output(0), [&b, x, lens, ta, ba, T](const Indices& idx) {
     ExprPtr len = min(max(cast(Type::i64(), b.read(lens, {idx[ba]})), intImm(0)), intImm(T));
     ExprPtr t = idx[ta];

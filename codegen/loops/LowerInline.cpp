@@ -314,8 +314,19 @@ Status defineInline(KernelBuilder& b, const Node& n) {
     }
     const Value* a = n.input(0);
     const Value* c = n.input(1);
+    if (op == BinaryOp::Pow && a->type().dtype != c->type().dtype && !isFloat(a->type().dtype) &&
+        !isFloat(c->type().dtype)) {
+      // Integer base and exponent of different widths: the exact power in i64 (the exponent
+      // sign-extended), wrapped to the base's type as the interpreter's is; through f32 it was
+      // inexact from 2^24 on.
+      b.define(out, [&b, a, c, outSizes, outType](const Indices& idx) {
+        return cast(outType, binary(BinaryOp::Pow, cast(Type::i64(), readBroadcast(b, a, idx, outSizes)),
+                                    cast(Type::i64(), readBroadcast(b, c, idx, outSizes))));
+      });
+      return Status::success();
+    }
     if (op == BinaryOp::Pow && a->type().dtype != c->type().dtype) {
-      // Mixed dtypes: compute in f32 and convert to the base's type.
+      // Mixed float and integer dtypes: compute in f32 and convert to the base's type.
       b.define(out, [&b, a, c, outSizes, outType](const Indices& idx) {
         return cast(outType, binary(BinaryOp::Pow, cast(Type::f32(), readBroadcast(b, a, idx, outSizes)),
                                     cast(Type::f32(), readBroadcast(b, c, idx, outSizes))));

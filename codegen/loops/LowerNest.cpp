@@ -369,6 +369,10 @@ Expected<StmtPtr> lowerArgMax(KernelBuilder& b, const Node& n, const BufferPtr& 
   FB_ASSIGN_OR_RETURN(int64_t rawAxis, n.attrs().getInt("axis", 0));
   FB_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(rawAxis, int64_t(xs.size())));
   FB_ASSIGN_OR_RETURN(int64_t last, n.attrs().getInt("select_last_index", 0));
+  // An empty axis has no index to return: the interpreter's error, not the nest's untouched
+  // (zero) output.
+  if (xs[size_t(axis)] == 0)
+    return makeError(n.describe(), ": ", opName(n.op()), " over an empty axis ", axis);
   bool keep = out->rank() == xs.size();
   std::vector<std::string> names;
   std::vector<int64_t> sizes;

@@ -84,14 +84,27 @@ public:
     m_lstm = m_s.op == OpKind::LSTM;
     m_hasLens = has(kSeqLens);
     if (m_hasLens) {
-      // Lengths outside [0, seq] are the interpreter's error. Known ones are refused here; the
-      // kernel clamps the others, so a bad length never reads or writes outside a buffer (it
-      // has no error channel, and the executor's index checks know only index bounds).
-      if (const Tensor* known = m_b.constantOf(m_n.input(kSeqLens)))
+      // Lengths outside [0, seq] are the interpreter's error. Known ones are refused here,
+      // others read from an argument are checked by the executor before the kernel runs, in
+      // the interpreter's words; the kernel also clamps them, so a bad length (or one computed
+      // inside a hand-built group, which is clamped only) never reads or writes outside a buffer.
+      const Value* lens = m_n.input(kSeqLens);
+      if (const Tensor* known = m_b.constantOf(lens)) {
         for (int64_t i = 0; i < known->numElements(); ++i)
           if (known->getAsInt64(i) < 0 || known->getAsInt64(i) > m_seq)
             return makeError(m_n.describe(), ": sequence_lens[", i, "] is ", known->getAsInt64(i),
                              ", outside [0, seq_length = ", m_seq, "]");
+      } else if (m_b.directBuffer(lens)) {
+        IndexCheck check;
+        check.sizes = {m_seq};
+        check.axes = {0};
+        check.inclusive = true;
+        check.message = [](int64_t e, int64_t v, int64_t size) {
+          return "sequence_lens[" + std::to_string(e) + "] is " + std::to_string(v) +
+                 ", outside [0, seq_length = " + std::to_string(size) + "]";
+        };
+        FB_TRY(m_b.addRangeCheck(m_n, lens, std::move(check)));
+      }
     }
 
     std::vector<StmtPtr> stmts;

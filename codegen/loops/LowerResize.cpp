@@ -116,19 +116,35 @@ Status defineCubicResize(KernelBuilder& b, const Node& n) {
   return Status::success();
 }
 
+/// A Resize with an empty result: nothing to compute, and no output position for the probes
+/// to read. The interpreter still refuses to grow an empty input dim, even into an empty result.
+Status defineEmptyResize(KernelBuilder& b, const Node& n) {
+  const Value* x = n.input(0);
+  const std::vector<int64_t> inS = KernelBuilder::sizesOf(x);
+  const std::vector<int64_t> outS = KernelBuilder::sizesOf(n.output(0));
+  for (size_t d = 0; d < inS.size(); ++d)
+    if (inS[d] == 0 && outS[d] > 0)
+      return makeError(n.describe(), ": cannot resize the empty dim ", d, " of ", x->type().str());
+  b.define(n.output(0), [](const Indices&) { return floatImm(0); });
+  return Status::success();
+}
+
+} // namespace
+
 /// Resize (nearest and n-linear) as a gather through per-axis tables found by running the
 /// interpreter on probe inputs: along axis d, a probe holding each element's index along d
 /// comes out as the (interpolated) source coordinate of every output position. Linear
 /// interpolation between neighbours i0 and i0 + 1 gives i0 + w1; a second probe of squared
 /// indices checks that reading.
-} // namespace
-
 Status defineResize(KernelBuilder& b, const Node& n) {
   const Value* x = n.input(0);
   const Value* out = n.output(0);
   if (x->type().dtype != DType::F32)
     return makeUnsupported(n.describe(), ": Resize of ", dtypeName(x->type().dtype));
   FB_ASSIGN_OR_RETURN(std::string mode, n.attrs().getString("mode", "nearest"));
+  if (const std::vector<int64_t> outS = KernelBuilder::sizesOf(out);
+      std::find(outS.begin(), outS.end(), 0) != outS.end())
+    return defineEmptyResize(b, n);
   if (mode == "cubic")
     return defineCubicResize(b, n);
   if (mode != "nearest" && mode != "linear")

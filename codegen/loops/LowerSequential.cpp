@@ -230,7 +230,8 @@ Expected<StmtPtr> lowerHardmax(KernelBuilder& b, const Node& n, const BufferPtr&
 // ---- MaxUnpool ----
 
 /// Zeroes the output, then stores each input element at the flat position its index gives in
-/// the default output shape (clamped; the interpreter rejects an index outside it). The position
+/// the default output shape (clamped; an index outside it is the interpreter's error, which the
+/// executor's check before the kernel gives for indices read from an argument). The position
 /// goes through the local `pos` declared outside the loops, which keeps them serial: two elements
 /// may share a target, and the later one wins as in the interpreter.
 Expected<StmtPtr> lowerMaxUnpool(KernelBuilder& b, const Node& n, const BufferPtr& out,
@@ -254,6 +255,17 @@ Expected<StmtPtr> lowerMaxUnpool(KernelBuilder& b, const Node& n, const BufferPt
   int64_t total = 1;
   for (int64_t s : ds)
     total *= s;
+  if (b.directBuffer(I)) {
+    IndexCheck check;
+    check.sizes = {total};
+    check.axes = {0};
+    check.nonNegative = true;
+    check.message = [](int64_t, int64_t v, int64_t size) {
+      return "index " + std::to_string(v) + " is out of range for an output of " +
+             std::to_string(size) + " elements";
+    };
+    FB_TRY(b.addRangeCheck(n, I, std::move(check)));
+  }
   StmtPtr zero = elementwiseNest(
       out, [&](const Indices&) { return fimm(out->dtype, 0); }, tag(n));
   BufferPtr pos = makeLocalBuffer("pos", DType::I64, {1});
