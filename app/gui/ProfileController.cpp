@@ -1,0 +1,130 @@
+// Background profiling through the workbench.
+#include "app/gui/ProfileController.h"
+#include "app/gui/WorkerGuard.h"
+
+#include "app/workbench/Inputs.h"
+#include "app/workbench/Run.h"
+
+#include <QtConcurrent/QtConcurrent>
+
+#include <atomic>
+#include <cmath>
+
+namespace fb::gui {
+
+namespace {
+
+/// Which part of a job is running, so one progress bar spans them all.
+struct Stages {
+  std::atomic<int> current{0};
+  int count = 1;
+};
+
+Expected<ProfiledSnapshot> profileOne(std::shared_ptr<const Graph> graph, int index,
+                                      const ProfileRequest& request,
+                                      const workbench::JobControl* job) {
+  FB_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, workbench::gatherInputs(*graph, {}, 1, {}));
+  workbench::RunSettings settings;
+  settings.backend = workbench::Backend::Cpu;
+  settings.profile = true;
+  settings.benchRuns = std::max(1, request.runs);
+  settings.warmupRuns = 2;
+  settings.compile.threads = request.threads;
+  FB_ASSIGN_OR_RETURN(workbench::RunResult run, workbench::runGraph(*graph, inputs, settings, job));
+  if (!run.profile)
+    return makeError("the run returned no profile");
+  ProfiledSnapshot p;
+  p.index = index;
+  p.graph = std::move(graph);
+  p.summary = workbench::summarizeProfile(*run.profile);
+  p.profile = std::make_shared<const cg::Profile>(std::move(*run.profile));
+  p.compileMs = run.compileMs;
+  p.medianRunMs = run.bench ? run.bench->medianMs : run.firstRunMs;
+  return p;
+}
+
+} // namespace
+
+ProfileController::ProfileController(QObject* parent) : QObject(parent) {
+  connect(&m_watcher, &QFutureWatcher<ProfileOutcome>::finished, this, &ProfileController::onDone);
+}
+
+ProfileController::~ProfileController() {
+  cancel();
+  m_watcher.waitForFinished();
+}
+
+void ProfileController::cancel() {
+  if (m_job)
+    m_job->cancel();
+}
+
+void ProfileController::profile(std::shared_ptr<const Graph> graph, int index,
+                                std::shared_ptr<const Graph> before, int beforeIndex,
+                                const ProfileRequest& request) {
+  assert(graph && "profiling needs a snapshot");
+  cancel();
+  m_watcher.waitForFinished(); // cancelled work stops at its next check
+  m_running = ++m_request;
+  auto stages = std::make_shared<Stages>();
+  stages->count = 1 + (before ? 1 : 0) + (request.peaks ? 1 : 0);
+  QPointer<ProfileController> self(this);
+  const uint64_t id = m_running;
+  m_job = std::make_shared<workbench::JobControl>([self, id, stages](double f, const std::string& what) {
+    const double overall = (stages->current.load() + std::clamp(f, 0.0, 1.0)) / stages->count;
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, id, overall, what] {
+          if (self && self->m_running == id)
+            Q_EMIT self->progress(int(std::lround(overall * 100)), QString::fromStdString(what));
+        },
+        Qt::QueuedConnection);
+  });
+  Q_EMIT started(tr("Profiling snapshot %1\u2026").arg(index));
+  std::shared_ptr<workbench::JobControl> job = m_job;
+  m_watcher.setFuture(QtConcurrent::run([graph, index, before, beforeIndex, request, job, stages] {
+    return guardedWork<ProfileOutcome>(QStringLiteral("Profiling"), [&] {
+      ProfileOutcome out;
+      auto fail = [&](const Error& e) {
+        out.cancelled = job->cancelled();
+        out.error = QString::fromStdString(e.message());
+        return out;
+      };
+      auto main = profileOne(graph, index, request, job.get());
+      if (!main.ok())
+        return fail(main.error());
+      out.main = std::move(main).value();
+      if (before) {
+        stages->current = 1;
+        auto b = profileOne(before, beforeIndex, request, job.get());
+        if (!b.ok())
+          return fail(b.error().withContext("snapshot " + std::to_string(beforeIndex)));
+        out.before = std::move(b).value();
+        out.comparison = workbench::compareProfiles(out.before->summary, *out.before->graph,
+                                                    out.main->summary, *out.main->graph);
+      }
+      if (request.peaks) {
+        stages->current = stages->count - 1;
+        auto peaks = workbench::machinePeaks(out.main->summary.threads, request.peaksCachePath,
+                                             job.get());
+        if (peaks.ok())
+          out.peaks = std::move(peaks).value();
+        else if (job->cancelled())
+          return fail(peaks.error());
+        else
+          out.peaksError = QString::fromStdString(peaks.error().message());
+      }
+      return out;
+    });
+  }));
+}
+
+void ProfileController::onDone() {
+  ProfileOutcome out = m_watcher.result();
+  if (m_running != m_request)
+    return; // a newer request replaced this one
+  m_last = out;
+  Q_EMIT finished(out);
+}
+
+} // namespace fb::gui
