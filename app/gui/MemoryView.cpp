@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace fb::gui {
 
@@ -106,13 +107,13 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
   m_message->setTextFormat(Qt::PlainText);
   m_message->hide();
   layout->addWidget(m_message);
-  auto* split = new QSplitter(Qt::Horizontal);
+  m_split = new QSplitter(Qt::Horizontal);
   makePane(m_other);
   makePane(m_main);
-  split->addWidget(m_other.chart); // the compared snapshot, usually the earlier one, on the left
-  split->addWidget(m_main.chart);
+  m_split->addWidget(m_other.chart); // the compared snapshot, usually the earlier one, on the left
+  m_split->addWidget(m_main.chart);
   m_other.chart->hide();
-  layout->addWidget(split, 1);
+  layout->addWidget(m_split, 1);
 
   connect(m_compare, &QComboBox::currentIndexChanged, this, [this](int) {
     if (!m_updatingCombo)
@@ -201,6 +202,10 @@ void MemoryView::showOutcome(const PlanOutcome& outcome) {
   }
   const double yMax = std::max(maxBytes / unit, 1e-9);
   fillPane(m_main, outcome.main, unit, unitName, yMax);
+  if (other && !m_other.chart->isVisibleTo(this)) {
+    m_other.chart->show();
+    m_split->setSizes({1000, 1000}); // side by side at equal widths
+  }
   m_other.chart->setVisible(other != nullptr);
   if (other)
     fillPane(m_other, *outcome.other, unit, unitName, yMax);
@@ -208,12 +213,12 @@ void MemoryView::showOutcome(const PlanOutcome& outcome) {
   auto totals = [](const workbench::MemoryPlanReport& r) {
     const MemoryPlan& p = r.plan;
     return tr("<b>arena %1</b> \u00b7 naive %2 (one buffer each, no reuse) \u00b7 lower bound %3 "
-              "(most bytes live at one step) \u00b7 <b>efficiency %4 %</b> \u00b7 %5 buffers, %6 "
+              "(most bytes live at one step) \u00b7 <b>efficiency %4 %</b> \u00b7 %5, %6 "
               "in place \u00b7 ordering: %7")
         .arg(bytesText(double(p.arenaBytes)), bytesText(double(p.naiveBytes)),
              bytesText(double(p.lowerBoundBytes)))
         .arg(100.0 * p.efficiency(), 0, 'f', 1)
-        .arg(p.buffers.size())
+        .arg(p.buffers.size() == 1 ? tr("1 buffer") : tr("%1 buffers").arg(p.buffers.size()))
         .arg(p.inPlaceReuses)
         .arg(qs(p.strategy).toHtmlEscaped());
   };
@@ -248,10 +253,17 @@ void MemoryView::fillPane(Pane& pane, const PlannedSnapshot& s, double unit,
   const workbench::MemoryPlanReport& r = *s.report;
   std::vector<ChartRect> rects;
   rects.reserve(r.buffers.size());
+  // An in-place pair shares its bytes at one step: the old value is read and the new one
+  // written there. Each gets half of that step, so the hand-over shows instead of an overlap.
+  std::set<std::string> overwritten;
+  for (const workbench::PlannedBuffer& b : r.buffers)
+    if (!b.buffer.reuses.empty())
+      overwritten.insert(b.buffer.reuses);
   for (const workbench::PlannedBuffer& b : r.buffers) {
     ChartRect c;
-    c.rect = QRectF(b.buffer.first, double(b.buffer.offset) / unit, b.buffer.last - b.buffer.first + 1,
-                    double(b.buffer.size) / unit);
+    const double x0 = b.buffer.first + (b.buffer.reuses.empty() ? 0.0 : 0.5);
+    const double x1 = b.buffer.last + (overwritten.count(b.buffer.value) ? 0.5 : 1.0);
+    c.rect = QRectF(x0, double(b.buffer.offset) / unit, x1 - x0, double(b.buffer.size) / unit);
     c.fill = opColor(b.producer.kind);
     c.tooltip = tooltipOf(b);
     c.label = shortOp(b.producer);

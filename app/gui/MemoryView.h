@@ -9,6 +9,7 @@
 class QComboBox;
 class QLabel;
 class QLineSeries;
+class QSplitter;
 
 namespace fb::gui {
 
@@ -63,6 +64,7 @@ private:
   QComboBox* m_compare = nullptr;
   QLabel* m_totals = nullptr;
   QLabel* m_message = nullptr;
+  QSplitter* m_split = nullptr;
   Pane m_main, m_other;
   PlanOutcome m_outcome;
   QStringList m_labels;

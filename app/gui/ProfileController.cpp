@@ -59,64 +59,90 @@ void ProfileController::cancel() {
     m_job->cancel();
 }
 
-void ProfileController::profile(std::shared_ptr<const Graph> graph, int index,
-                                std::shared_ptr<const Graph> before, int beforeIndex,
-                                const ProfileRequest& request) {
-  assert(graph && "profiling needs a snapshot");
+template <typename Work> void ProfileController::start(const QString& what, int stageCount, Work work) {
   cancel();
   m_watcher.waitForFinished(); // cancelled work stops at its next check
   m_running = ++m_request;
   auto stages = std::make_shared<Stages>();
-  stages->count = 1 + (before ? 1 : 0) + (request.peaks ? 1 : 0);
+  stages->count = stageCount;
   QPointer<ProfileController> self(this);
   const uint64_t id = m_running;
-  m_job = std::make_shared<workbench::JobControl>([self, id, stages](double f, const std::string& what) {
+  m_job = std::make_shared<workbench::JobControl>([self, id, stages](double f, const std::string& text) {
     const double overall = (stages->current.load() + std::clamp(f, 0.0, 1.0)) / stages->count;
     QMetaObject::invokeMethod(
         self.data(),
-        [self, id, overall, what] {
+        [self, id, overall, text] {
           if (self && self->m_running == id)
-            Q_EMIT self->progress(int(std::lround(overall * 100)), QString::fromStdString(what));
+            Q_EMIT self->progress(int(std::lround(overall * 100)), QString::fromStdString(text));
         },
         Qt::QueuedConnection);
   });
-  Q_EMIT started(tr("Profiling snapshot %1\u2026").arg(index));
+  Q_EMIT started(what);
   std::shared_ptr<workbench::JobControl> job = m_job;
-  m_watcher.setFuture(QtConcurrent::run([graph, index, before, beforeIndex, request, job, stages] {
-    return guardedWork<ProfileOutcome>(QStringLiteral("Profiling"), [&] {
-      ProfileOutcome out;
-      auto fail = [&](const Error& e) {
-        out.cancelled = job->cancelled();
-        out.error = QString::fromStdString(e.message());
-        return out;
-      };
-      auto main = profileOne(graph, index, request, job.get());
-      if (!main.ok())
-        return fail(main.error());
-      out.main = std::move(main).value();
-      if (before) {
-        stages->current = 1;
-        auto b = profileOne(before, beforeIndex, request, job.get());
-        if (!b.ok())
-          return fail(b.error().withContext("snapshot " + std::to_string(beforeIndex)));
-        out.before = std::move(b).value();
-        out.comparison = workbench::compareProfiles(out.before->summary, *out.before->graph,
-                                                    out.main->summary, *out.main->graph);
-      }
-      if (request.peaks) {
-        stages->current = stages->count - 1;
-        auto peaks = workbench::machinePeaks(out.main->summary.threads, request.peaksCachePath,
-                                             job.get());
-        if (peaks.ok())
-          out.peaks = std::move(peaks).value();
-        else if (job->cancelled())
-          return fail(peaks.error());
-        else
-          out.peaksError = QString::fromStdString(peaks.error().message());
-      }
-      return out;
-    });
+  m_watcher.setFuture(QtConcurrent::run([work = std::move(work), job, stages] {
+    return guardedWork<ProfileOutcome>(QStringLiteral("Profiling"),
+                                       [&] { return work(*job, *stages); });
   }));
+}
+
+void ProfileController::profile(std::shared_ptr<const Graph> graph, int index,
+                                std::shared_ptr<const Graph> before, int beforeIndex,
+                                const ProfileRequest& request) {
+  assert(graph && "profiling needs a snapshot");
+  const int stages = 1 + (before ? 1 : 0) + (request.peaks ? 1 : 0);
+  start(tr("Profiling snapshot %1\u2026").arg(index), stages,
+        [graph, index, before, beforeIndex, request](const workbench::JobControl& job,
+                                                     Stages& stage) {
+          ProfileOutcome out;
+          auto fail = [&](const Error& e) {
+            out.cancelled = job.cancelled();
+            out.error = QString::fromStdString(e.message());
+            return out;
+          };
+          auto main = profileOne(graph, index, request, &job);
+          if (!main.ok())
+            return fail(main.error());
+          out.main = std::move(main).value();
+          if (before) {
+            stage.current = 1;
+            auto b = profileOne(before, beforeIndex, request, &job);
+            if (!b.ok())
+              return fail(b.error().withContext("snapshot " + std::to_string(beforeIndex)));
+            out.before = std::move(b).value();
+            out.comparison = workbench::compareProfiles(out.before->summary, *out.before->graph,
+                                                        out.main->summary, *out.main->graph);
+          }
+          if (request.peaks) {
+            stage.current = stage.count - 1;
+            auto peaks = workbench::machinePeaks(out.main->summary.threads, request.peaksCachePath,
+                                                 &job);
+            if (peaks.ok())
+              out.peaks = std::move(peaks).value();
+            else if (job.cancelled())
+              return fail(peaks.error());
+            else
+              out.peaksError = QString::fromStdString(peaks.error().message());
+          }
+          return out;
+        });
+}
+
+void ProfileController::remeasurePeaks(const ProfileRequest& request) {
+  ProfileOutcome last = m_last;
+  const int threads = last.main ? last.main->summary.threads : std::max(1, request.threads);
+  start(tr("Measuring this machine's peaks\u2026"), 1,
+        [last, threads, request](const workbench::JobControl& job, Stages&) {
+          ProfileOutcome out = last;
+          auto peaks = workbench::machinePeaks(threads, request.peaksCachePath, &job,
+                                               /*remeasure=*/true);
+          if (peaks.ok()) {
+            out.peaks = std::move(peaks).value();
+            out.peaksError.clear();
+          } else {
+            out.peaksError = QString::fromStdString(peaks.error().message());
+          }
+          return out;
+        });
 }
 
 void ProfileController::onDone() {

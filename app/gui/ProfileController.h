@@ -11,6 +11,7 @@
 #include <QObject>
 #include <QString>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 
@@ -57,6 +58,9 @@ public:
   /// seeded random inputs.
   void profile(std::shared_ptr<const Graph> graph, int index,
                std::shared_ptr<const Graph> before, int beforeIndex, const ProfileRequest& request);
+  /// Measures the machine's peaks again at the last profile's thread count (the cached ones
+  /// were measured on a busy machine, say) and reports the last profile under the new roofs.
+  void remeasurePeaks(const ProfileRequest& request);
   void cancel();
   bool isRunning() const { return m_watcher.isRunning(); }
   const ProfileOutcome& lastOutcome() const { return m_last; }
@@ -68,6 +72,8 @@ Q_SIGNALS:
 
 private:
   void onDone();
+  /// Starts `work` as the one running job, with progress reported as `stages` parts.
+  template <typename Work> void start(const QString& what, int stages, Work work);
 
   QFutureWatcher<ProfileOutcome> m_watcher;
   std::shared_ptr<workbench::JobControl> m_job;

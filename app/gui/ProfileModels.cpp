@@ -56,7 +56,8 @@ QVariant KernelProfileModel::data(const QModelIndex& index, int role) const {
     case Kernel: return qs(k.name);
     case Op: return qs(k.op);
     case Nodes: return int(k.nodes.size());
-    case TimeMs: return k.meanUs / 1000.0;
+    case TimeMs: return k.medianUs / 1000.0;
+    case MeanMs: return k.meanUs / 1000.0;
     case Percent: return k.percent;
     case GFlops: return k.gflops;
     case GBps: return k.gbps;
@@ -73,7 +74,8 @@ QVariant KernelProfileModel::data(const QModelIndex& index, int role) const {
       const QString names = qs(k.nodeNames);
       return QStringLiteral("%1: %2").arg(k.nodes.size()).arg(names.size() > 80 ? names.left(80) + QStringLiteral("\u2026") : names);
     }
-    case TimeMs: return QString::number(k.meanUs / 1000.0, 'f', 4);
+    case TimeMs: return QString::number(k.medianUs / 1000.0, 'f', 4);
+    case MeanMs: return QString::number(k.meanUs / 1000.0, 'f', 4);
     case Percent: return QString::number(k.percent, 'f', 1);
     case GFlops: return QString::number(k.gflops, 'f', 2);
     case GBps: return QString::number(k.gbps, 'f', 2);
@@ -100,13 +102,19 @@ QVariant KernelProfileModel::headerData(int section, Qt::Orientation orientation
     return {};
   if (role == Qt::ToolTipRole && section == Intensity)
     return tr("Arithmetic intensity: FLOPs per byte the kernel reads and writes");
+  if (role == Qt::ToolTipRole && section == TimeMs)
+    return tr("Median time per run over the timed runs; %, GFLOP/s and GB/s follow it");
+  if (role == Qt::ToolTipRole && section == MeanMs)
+    return tr("Mean time per run (what fusebox-opt --profile prints); a busy machine's outliers "
+              "raise it above the median");
   if (role != Qt::DisplayRole)
     return {};
   switch (section) {
   case Kernel: return tr("Kernel");
   case Op: return tr("Op");
   case Nodes: return tr("Nodes covered");
-  case TimeMs: return tr("Time (ms)");
+  case TimeMs: return tr("Median (ms)");
+  case MeanMs: return tr("Mean (ms)");
   case Percent: return tr("%");
   case GFlops: return tr("GFLOP/s");
   case GBps: return tr("GB/s");
@@ -184,8 +192,8 @@ QVariant ProfileCompareModel::headerData(int section, Qt::Orientation orientatio
   case After: return tr("Kernel after");
   case Op: return tr("Op");
   case Before: return tr("Kernels before");
-  case BeforeMs: return tr("Before (ms)");
-  case AfterMs: return tr("After (ms)");
+  case BeforeMs: return tr("Before (median ms)");
+  case AfterMs: return tr("After (median ms)");
   case SavedMs: return tr("Saved (ms)");
   case SavedPercent: return tr("Saved %");
   default: return {};

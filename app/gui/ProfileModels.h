@@ -9,11 +9,14 @@ namespace fb::gui {
 
 /// Kernels as rows, in execution order (sort through a QSortFilterProxyModel on Qt::UserRole,
 /// which gives each cell's number, or its text for text columns). The numbers are the
-/// summary's (workbench::summarizeProfile), formatted only.
+/// summary's (workbench::summarizeProfile), formatted only: TimeMs is the median over the runs,
+/// and the share and rates follow it; MeanMs is what `fusebox-opt --profile` prints.
 class KernelProfileModel : public QAbstractTableModel {
   Q_OBJECT
 public:
-  enum Column { Kernel, Op, Nodes, TimeMs, Percent, GFlops, GBps, Intensity, Generator, ColumnCount };
+  enum Column {
+    Kernel, Op, Nodes, TimeMs, MeanMs, Percent, GFlops, GBps, Intensity, Generator, ColumnCount
+  };
   explicit KernelProfileModel(QObject* parent = nullptr);
 
   void setSummary(workbench::ProfileSummary summary);

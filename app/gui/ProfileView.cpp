@@ -131,20 +131,36 @@ ProfileView::ProfileView(QWidget* parent) : QWidget(parent) {
   m_table->sortByColumn(KernelProfileModel::TimeMs, Qt::DescendingOrder);
   m_timeline = new RectChart;
   m_timeline->setObjectName("kernelTimeline");
-  m_timeline->setMinimumHeight(150);
+  m_timeline->setMinimumHeight(210); // room for the axis labels and title under the boxes
   m_timeline->axisY()->setVisible(false);
   m_timeline->axisY()->setRange(0, 1);
   m_timeline->axisX()->setTitleText(tr("time within the run (ms)"));
+  m_timeline->axisX()->setLabelFormat(QStringLiteral("%.3g"));
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(m_table);
   split->addWidget(m_timeline);
-  split->setStretchFactor(0, 3);
+  split->setStretchFactor(0, 2);
   split->setStretchFactor(1, 1);
   kl->addWidget(split, 1);
   m_tabs->addTab(m_kernelsPage, tr("Kernels"));
   m_roofline = new RooflineChart;
   m_roofline->setObjectName("roofline");
-  m_tabs->addTab(m_roofline, tr("Roofline"));
+  auto* roofPage = new QWidget;
+  auto* rl = new QVBoxLayout(roofPage);
+  rl->setContentsMargins(0, 4, 0, 0);
+  auto* roofBar = new QHBoxLayout;
+  m_remeasure = new QPushButton(tr("Measure the Roofs Again"));
+  m_remeasure->setToolTip(tr("Run the micro-benchmark again (about a second) and replace the cached "
+                             "peaks: a measurement taken while the machine was busy reads low"));
+  auto* roofHelp = new QLabel(tr("Each kernel sits at its FLOPs per byte and achieved GFLOP/s; the "
+                                 "roof is what this machine allows there. Under the slope: memory "
+                                 "bound; under the flat part: compute bound."));
+  roofHelp->setWordWrap(true);
+  roofBar->addWidget(roofHelp, 1);
+  roofBar->addWidget(m_remeasure);
+  rl->addLayout(roofBar);
+  rl->addWidget(m_roofline, 1);
+  m_tabs->addTab(roofPage, tr("Roofline"));
   auto* savingsPage = new QWidget;
   auto* sl = new QVBoxLayout(savingsPage);
   sl->setContentsMargins(0, 4, 0, 0);
@@ -167,6 +183,7 @@ ProfileView::ProfileView(QWidget* parent) : QWidget(parent) {
   connect(m_cancel, &QPushButton::clicked, this, &ProfileView::cancelRequested);
   connect(m_export, &QPushButton::clicked, this, &ProfileView::exportDialog);
   connect(m_colour, &QCheckBox::toggled, this, &ProfileView::colourGraphToggled);
+  connect(m_remeasure, &QPushButton::clicked, this, &ProfileView::remeasureRequested);
   connect(m_filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
   connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) {
@@ -220,6 +237,7 @@ void ProfileView::setRunning(bool running) {
   m_threads->setEnabled(!running);
   m_compareBox->setEnabled(!running);
   m_export->setEnabled(!running && m_outcome.main.has_value());
+  m_remeasure->setEnabled(!running && m_outcome.main.has_value());
 }
 
 void ProfileView::setProgress(int percent, const QString& what) {
@@ -238,13 +256,15 @@ void ProfileView::showOutcome(const ProfileOutcome& outcome) {
     m_timeline->setRects({});
     m_roofline->clear();
     m_export->setEnabled(false);
+    m_remeasure->setEnabled(false);
     return;
   }
   const ProfiledSnapshot& p = *outcome.main;
   const workbench::ProfileSummary& s = p.summary;
   m_kernels->setSummary(s);
-  m_summary->setText(tr("Snapshot %1: %2 kernels, %3 ms of kernel time per run (the whole run: "
-                        "median %4 ms over %5 runs on %6 thread(s)); compiled in %7 ms.")
+  m_summary->setText(tr("Snapshot %1: %2 kernels, %3 ms of kernel time per run (sum of the "
+                        "kernels' medians; the whole run: median %4 ms over %5 runs on %6 "
+                        "thread(s)); compiled in %7 ms.")
                          .arg(p.index)
                          .arg(s.kernels.size())
                          .arg(s.totalUs / 1000.0, 0, 'f', 3)
@@ -279,6 +299,7 @@ void ProfileView::showOutcome(const ProfileOutcome& outcome) {
                           "whole pipeline saved), then Profile."));
   }
   m_export->setEnabled(true);
+  m_remeasure->setEnabled(true);
 }
 
 void ProfileView::showTimeline(const ProfiledSnapshot& p) {
@@ -305,12 +326,12 @@ void ProfileView::showTimeline(const ProfiledSnapshot& p) {
     r.fill = kernelColor(k, *p.graph);
     r.label = qs(k.op);
     r.key = quint64(e.kernel);
-    r.tooltip = tr("<b>%1</b> (%2)<br>%3 ms in this run, starting at %4 ms<br>mean %5 ms, %6 % of "
+    r.tooltip = tr("<b>%1</b> (%2)<br>%3 ms in this run, starting at %4 ms<br>median %5 ms, %6 % of "
                    "kernel time")
                     .arg(qs(k.name).toHtmlEscaped(), qs(k.op).toHtmlEscaped())
                     .arg(e.durationUs / 1000.0, 0, 'f', 4)
                     .arg((e.startUs - start) / 1000.0, 0, 'f', 3)
-                    .arg(k.meanUs / 1000.0, 0, 'f', 4)
+                    .arg(k.medianUs / 1000.0, 0, 'f', 4)
                     .arg(k.percent, 0, 'f', 1);
     rects.push_back(std::move(r));
   }

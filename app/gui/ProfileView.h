@@ -69,6 +69,8 @@ Q_SIGNALS:
   /// The user picked a kernel (table, timeline or roofline): index into the summary's kernels.
   void kernelActivated(int kernel);
   void colourGraphToggled(bool on);
+  /// The user asks to measure the machine's roofs again.
+  void remeasureRequested();
 
 private:
   void showTimeline(const ProfiledSnapshot& p);
@@ -77,6 +79,7 @@ private:
   QPushButton* m_profile = nullptr;
   QPushButton* m_cancel = nullptr;
   QPushButton* m_export = nullptr;
+  QPushButton* m_remeasure = nullptr;
   QSpinBox* m_runs = nullptr;
   QSpinBox* m_threads = nullptr;
   QComboBox* m_compareBox = nullptr;

@@ -214,7 +214,7 @@ void RooflineChart::setData(const workbench::ProfileSummary& summary, int index,
   // Labels on the slowest kernels, the ones worth a look.
   std::vector<int> slowest = m_plotted;
   std::stable_sort(slowest.begin(), slowest.end(), [&](int a, int b) {
-    return summary.kernels[size_t(a)].meanUs > summary.kernels[size_t(b)].meanUs;
+    return summary.kernels[size_t(a)].medianUs > summary.kernels[size_t(b)].medianUs;
   });
   slowest.resize(std::min<size_t>(slowest.size(), kLabelled));
   for (int k : slowest) {
@@ -277,10 +277,10 @@ void RooflineChart::placeLabels() {
 
 QString RooflineChart::tooltipOf(int kernel) const {
   const workbench::KernelTiming& t = m_summary.kernels[size_t(kernel)];
-  QString text = tr("<b>%1</b> (%2)<br>%3 ms per run, %4 % of kernel time<br>%5 GFLOP/s, %6 GB/s, "
+  QString text = tr("<b>%1</b> (%2)<br>median %3 ms per run, %4 % of kernel time<br>%5 GFLOP/s, %6 GB/s, "
                     "%7 FLOP/byte")
                      .arg(qs(t.name).toHtmlEscaped(), qs(t.op).toHtmlEscaped())
-                     .arg(t.meanUs / 1000.0, 0, 'f', 4)
+                     .arg(t.medianUs / 1000.0, 0, 'f', 4)
                      .arg(t.percent, 0, 'f', 1)
                      .arg(t.gflops, 0, 'f', 2)
                      .arg(t.gbps, 0, 'f', 2)

@@ -78,6 +78,11 @@ RunProfileDocks::RunProfileDocks(QMainWindow* window, DockManager& docks, Coordi
   connect(m_profile, &ProfileView::profileRequested, this, &RunProfileDocks::profile);
   connect(m_profile, &ProfileView::cancelRequested, m_profiles, &ProfileController::cancel);
   connect(m_profile, &ProfileView::colourGraphToggled, this, [this] { updateHeat(); });
+  connect(m_profile, &ProfileView::remeasureRequested, this, [this] {
+    ProfileRequest request;
+    request.threads = m_profile->threads();
+    m_profiles->remeasurePeaks(request);
+  });
   connect(m_profile, &ProfileView::kernelActivated, this, [this](int kernel) {
     const ProfileOutcome& o = m_profile->outcome();
     const auto& s = m_coordinator->session();

@@ -111,7 +111,7 @@ QStringList RunProfileDocks::saveScreenshots(const QString& dir, QString* error)
     m_profile->tabs()->setCurrentWidget(m_profile->kernelsPage());
     if (!save(m_profile, "profile.png"))
       return {};
-    m_profile->tabs()->setCurrentWidget(m_profile->roofline());
+    m_profile->tabs()->setCurrentIndex(1);
     if (!save(m_profile->roofline(), "roofline.png"))
       return {};
     m_profile->tabs()->setCurrentIndex(2);

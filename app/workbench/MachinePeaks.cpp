@@ -226,11 +226,15 @@ std::string nowUtc() {
   return buf;
 }
 
-/// One cache line: cpu threads gflops gbps isa date time (the date has a space in it).
+/// The first word of a cache line: names how the peaks were measured, so that lines written
+/// by another version of the benchmark are measured again rather than trusted.
+constexpr const char* kCacheTag = "fma12-triad64M";
+
+/// One cache line: tag cpu threads gflops gbps isa date time (the date has a space in it).
 std::string cacheLine(const MachinePeaks& p) {
   std::ostringstream os;
   os.precision(12); // the cached numbers read back as measured
-  os << p.cpu << ' ' << p.threads << ' ' << p.gflops << ' ' << p.gbps << ' ' << p.isa << ' '
+  os << kCacheTag << ' ' << p.cpu << ' ' << p.threads << ' ' << p.gflops << ' ' << p.gbps << ' ' << p.isa << ' '
      << p.measuredAt;
   return os.str();
 }
@@ -238,10 +242,10 @@ std::string cacheLine(const MachinePeaks& p) {
 std::optional<MachinePeaks> parseCacheLine(const std::string& line) {
   std::istringstream is(line);
   MachinePeaks p;
-  std::string date, time;
-  if (!(is >> p.cpu >> p.threads >> p.gflops >> p.gbps >> p.isa >> date >> time))
+  std::string tag, date, time;
+  if (!(is >> tag >> p.cpu >> p.threads >> p.gflops >> p.gbps >> p.isa >> date >> time))
     return std::nullopt;
-  if (p.threads < 1 || !(p.gflops > 0) || !(p.gbps > 0))
+  if (tag != kCacheTag || p.threads < 1 || !(p.gflops > 0) || !(p.gbps > 0))
     return std::nullopt;
   p.measuredAt = date + " " + time;
   return p;
@@ -301,9 +305,10 @@ std::optional<MachinePeaks> cachedMachinePeaks(int threads, const std::string& c
 }
 
 Expected<MachinePeaks> machinePeaks(int threads, const std::string& cachePath,
-                                    const JobControl* job) {
-  if (std::optional<MachinePeaks> cached = cachedMachinePeaks(threads, cachePath))
-    return *cached;
+                                    const JobControl* job, bool remeasure) {
+  if (!remeasure)
+    if (std::optional<MachinePeaks> cached = cachedMachinePeaks(threads, cachePath))
+      return *cached;
   FB_ASSIGN_OR_RETURN(MachinePeaks p, measureMachinePeaks(threads, job));
   if (!cachePath.empty()) {
     std::error_code ec;

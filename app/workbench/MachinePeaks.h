@@ -34,9 +34,11 @@ Expected<MachinePeaks> measureMachinePeaks(int threads, const JobControl* job = 
 std::optional<MachinePeaks> cachedMachinePeaks(int threads, const std::string& cachePath);
 
 /// The cached peaks for `threads`, or measures them and adds them to the cache (an unwritable
-/// cache is not an error: the peaks are measured again next time).
+/// cache is not an error: the peaks are measured again next time). `remeasure` measures even
+/// when the cache has them (a measurement taken while the machine was busy reads low); the new
+/// line replaces the old one for every later read.
 Expected<MachinePeaks> machinePeaks(int threads, const std::string& cachePath,
-                                    const JobControl* job = nullptr);
+                                    const JobControl* job = nullptr, bool remeasure = false);
 
 /// "peaks measured on znver4 with 2 threads (avx512 FMA, STREAM triad) on 2025-01-31 14:02,
 /// cached in ~/.cache/fusebox/machine-peaks.txt": what a roofline says about its roofs.

@@ -12,6 +12,12 @@ ProfileSummary summarizeProfile(const cg::Profile& profile) {
   ProfileSummary s;
   s.runs = int(profile.runs.size());
   s.threads = profile.threads;
+  // Each kernel's time in each run (a kernel may run more than once per run: summed).
+  std::vector<std::vector<double>> perRun(profile.kernels.size(),
+                                          std::vector<double>(profile.runs.size(), 0.0));
+  for (const cg::KernelEvent& e : profile.events)
+    if (size_t(e.kernel) < perRun.size() && e.run >= 0 && size_t(e.run) < profile.runs.size())
+      perRun[size_t(e.kernel)][size_t(e.run)] += e.durationUs;
   for (size_t k = 0; k < profile.kernels.size(); ++k) {
     const cg::KernelProfileInfo& info = profile.kernels[k];
     KernelTiming t;
@@ -24,14 +30,21 @@ ProfileSummary summarizeProfile(const cg::Profile& profile) {
     t.flops = info.flops;
     t.bytes = info.bytes;
     t.meanUs = profile.meanUs(int(k));
-    const double seconds = t.meanUs * 1e-6;
+    std::vector<double>& times = perRun[k];
+    if (!times.empty()) {
+      std::sort(times.begin(), times.end());
+      const size_t n = times.size();
+      t.medianUs = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    }
+    const double seconds = t.medianUs * 1e-6;
     t.gflops = seconds > 0 ? t.flops / seconds * 1e-9 : 0.0;
     t.gbps = seconds > 0 ? t.bytes / seconds * 1e-9 : 0.0;
-    s.totalUs += t.meanUs;
+    s.totalUs += t.medianUs;
+    s.totalMeanUs += t.meanUs;
     s.kernels.push_back(std::move(t));
   }
   for (KernelTiming& t : s.kernels)
-    t.percent = s.totalUs > 0 ? 100.0 * t.meanUs / s.totalUs : 0.0;
+    t.percent = s.totalUs > 0 ? 100.0 * t.medianUs / s.totalUs : 0.0;
   return s;
 }
 
@@ -194,12 +207,12 @@ ProfileComparison compareProfiles(const ProfileSummary& before, const Graph& bef
   for (size_t k = 0; k < nb; ++k) {
     KernelSaving& row = byRoot[groups.find(k)];
     row.before.push_back(int(k));
-    row.beforeUs += before.kernels[k].meanUs;
+    row.beforeUs += before.kernels[k].medianUs;
   }
   for (size_t k = 0; k < na; ++k) {
     KernelSaving& row = byRoot[groups.find(nb + k)];
     row.after.push_back(int(k));
-    row.afterUs += after.kernels[k].meanUs;
+    row.afterUs += after.kernels[k].medianUs;
   }
   ProfileComparison c;
   c.beforeTotalUs = before.totalUs;

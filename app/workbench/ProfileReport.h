@@ -12,8 +12,9 @@
 
 namespace fb::workbench {
 
-/// One kernel's numbers: the same formulas as Profile::tableText, so the GUI's table and
-/// `fusebox-opt --profile` print the same values for the same profile.
+/// One kernel's numbers. The rates and shares use the median time over the runs, which a busy
+/// machine's outliers do not move; meanUs is Profile::meanUs, what `fusebox-opt --profile`
+/// prints.
 struct KernelTiming {
   int kernel = 0;             ///< index into Profile::kernels (execution order)
   std::string name;           ///< "k3_conv_relu"
@@ -21,11 +22,12 @@ struct KernelTiming {
   std::string generator;      ///< "gemm", "dwconv" or "loops"
   std::string nodeNames;      ///< the model's names of the nodes it computes
   std::vector<NodeId> nodes;  ///< the graph nodes it computes (fused groups: body ids)
-  double meanUs = 0;          ///< mean time per model run
-  double percent = 0;         ///< share of the summed kernel time, 0..100
+  double medianUs = 0;        ///< median over the runs of its time in one run
+  double meanUs = 0;          ///< mean time per model run (Profile::meanUs)
+  double percent = 0;         ///< share of the summed median kernel time, 0..100
   double flops = 0, bytes = 0;
-  double gflops = 0;          ///< achieved GFLOP/s at meanUs
-  double gbps = 0;            ///< achieved GB/s at meanUs
+  double gflops = 0;          ///< achieved GFLOP/s at medianUs
+  double gbps = 0;            ///< achieved GB/s at medianUs
   /// FLOPs per byte moved: the kernel's x on a roofline (0 when it moves no bytes).
   double intensity() const { return bytes > 0 ? flops / bytes : 0; }
 };
@@ -33,12 +35,13 @@ struct KernelTiming {
 /// Every kernel of a profile, in execution order.
 struct ProfileSummary {
   std::vector<KernelTiming> kernels;
-  double totalUs = 0; ///< summed mean kernel time per run
+  double totalUs = 0;     ///< summed median kernel time per run
+  double totalMeanUs = 0; ///< summed mean kernel time per run
   int runs = 0;
   int threads = 1;
 };
 
-/// The per-kernel numbers of `profile` (means over its runs).
+/// The per-kernel numbers of `profile` (medians and means over its runs).
 ProfileSummary summarizeProfile(const cg::Profile& profile);
 
 /// The original nodes `node` computes: its provenance, or its own id when it was never
@@ -70,7 +73,7 @@ struct KernelSaving {
   std::vector<int> after;   ///< kernels of the "after" profile (empty: the work is gone)
   std::string beforeNames, afterNames; ///< kernel names, comma-separated
   std::string afterOp;      ///< the after kernels' ops ("Conv+Relu"), or the before ones'
-  double beforeUs = 0, afterUs = 0;
+  double beforeUs = 0, afterUs = 0; ///< summed median times
   double savedUs() const { return beforeUs - afterUs; }
 };
 

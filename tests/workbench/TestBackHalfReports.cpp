@@ -135,12 +135,21 @@ private Q_SLOTS:
     QCOMPARE(s.kernels[0].meanUs, 150.0);
     QCOMPARE(s.kernels[1].meanUs, 400.0);
     QCOMPARE(s.kernels[0].meanUs, p.meanUs(0));
+    QCOMPARE(s.kernels[0].medianUs, 150.0); // two runs: the median is their mean
     QCOMPARE(s.totalUs, 550.0);
     QVERIFY(std::abs(s.kernels[0].percent - 100.0 * 150 / 550) < 1e-12);
     // 1 MFLOP in 150 µs: 6.67 GFLOP/s; 400 KB in 150 µs: 2.67 GB/s.
     QVERIFY(std::abs(s.kernels[0].gflops - 1e6 / 150e-6 * 1e-9) < 1e-9);
     QVERIFY(std::abs(s.kernels[0].gbps - 4e5 / 150e-6 * 1e-9) < 1e-9);
     QCOMPARE(s.kernels[1].intensity(), 2e6 / 4e5);
+    // An outlier run moves the mean, not the median the shares and rates use.
+    const ProfileSummary o = summarizeProfile(syntheticProfile({{100, 300}, {110, 310}, {5000, 320}}, {{1}, {2}}));
+    QCOMPARE(o.kernels[0].medianUs, 110.0);
+    QCOMPARE(o.kernels[1].medianUs, 310.0);
+    QCOMPARE(o.kernels[0].meanUs, 5210.0 / 3);
+    QCOMPARE(o.totalUs, 420.0);
+    QVERIFY(std::abs(o.kernels[0].gflops - 1e6 / 110e-6 * 1e-9) < 1e-9);
+    QVERIFY(std::abs(o.totalMeanUs - (5210.0 + 930.0) / 3) < 1e-9);
   }
 
   /// Three unfused kernels against the fused one that replaced them are one row; work that
@@ -313,12 +322,16 @@ private Q_SLOTS:
     const std::string text = describeMachinePeaks(*again);
     QVERIFY2(text.find("measured") != std::string::npos && text.find(cache) != std::string::npos,
              text.c_str());
-    // A line for another CPU or a damaged line is ignored.
+    // A line for another CPU, of another version of the benchmark, or damaged is ignored.
     {
       std::ofstream out(cache, std::ios::app);
-      out << "some-other-cpu 3 100 10 avx2 2020-01-01 00:00\ngarbage\n";
+      out << "fma12-triad64M some-other-cpu 3 100 10 avx2 2020-01-01 00:00\n"
+          << "old-benchmark " << again->cpu << " 3 100 10 avx2 2020-01-01 00:00\ngarbage\n"
+          << "fma12-triad64M " << again->cpu << " 4 100 10 avx2 2020-01-01 00:00\n";
     }
     QVERIFY(!cachedMachinePeaks(3, cache));
+    QVERIFY(cachedMachinePeaks(4, cache).has_value());
+    QCOMPARE(cachedMachinePeaks(4, cache)->gflops, 100.0);
     JobControl job;
     job.cancel();
     auto cancelled = measureMachinePeaks(1, &job);
