@@ -93,7 +93,7 @@ QVariant KernelProfileModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::TextAlignmentRole && col >= TimeMs && col <= Intensity)
     return rightAligned();
   if (role == Qt::BackgroundRole && col == Percent && m_maxPercent > 0)
-    return QBrush(heatColor(k.percent / m_maxPercent).lighter(115));
+    return QBrush(heatColor(0.55 * k.percent / m_maxPercent)); // pale to orange: text stays legible
   return {};
 }
 

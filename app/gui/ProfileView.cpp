@@ -175,6 +175,7 @@ ProfileView::ProfileView(QWidget* parent) : QWidget(parent) {
   compareProxy->setSortRole(Qt::UserRole);
   m_compareTable = makeTable(compareProxy);
   m_compareTable->setObjectName("profileCompareTable");
+  m_compareTable->sortByColumn(ProfileCompareModel::SavedMs, Qt::DescendingOrder);
   sl->addWidget(m_compareTable, 1);
   m_tabs->addTab(savingsPage, tr("Fusion savings"));
   layout->addWidget(m_tabs, 1);

@@ -254,15 +254,31 @@ void RooflineChart::setSelectedKernels(const std::vector<int>& kernels) {
 void RooflineChart::placeLabels() {
   QChart* c = chart();
   const QRectF plot = c->plotArea();
+  // Greedy placement, slowest kernel first: the first of a few spots around the point that
+  // overlaps no label placed before and stays inside the plot.
+  std::vector<QRectF> placed;
   for (size_t i = 0; i < m_labels.size(); ++i) {
     const workbench::KernelTiming& t = m_summary.kernels[size_t(m_labelKernels[i])];
-    QPointF p = c->mapToPosition(QPointF(t.intensity(), t.gflops), m_roof);
-    QRectF box = m_labels[i]->boundingRect();
-    // Right of the point, or left of it near the right edge.
-    QPointF at = p + QPointF(9, -box.height() / 2);
-    if (at.x() + box.width() > plot.right())
-      at.setX(p.x() - 9 - box.width());
-    m_labels[i]->setPos(at);
+    const QPointF p = c->mapToPosition(QPointF(t.intensity(), t.gflops), m_roof);
+    const QRectF box = m_labels[i]->boundingRect();
+    const double w = box.width(), h = box.height();
+    const QPointF spots[] = {{p.x() + 9, p.y() - h / 2},     {p.x() - 9 - w, p.y() - h / 2},
+                             {p.x() + 6, p.y() - h - 6},     {p.x() + 6, p.y() + 6},
+                             {p.x() - w - 6, p.y() - h - 6}, {p.x() - w - 6, p.y() + 6},
+                             {p.x() + 6, p.y() - 2 * h - 8}, {p.x() + 6, p.y() + h + 8}};
+    QRectF chosen(spots[0], box.size());
+    for (const QPointF& at : spots) {
+      const QRectF r(at, box.size());
+      const bool free = plot.contains(r) && std::none_of(placed.begin(), placed.end(), [&](const QRectF& o) {
+                          return o.intersects(r);
+                        });
+      if (free) {
+        chosen = r;
+        break;
+      }
+    }
+    placed.push_back(chosen);
+    m_labels[i]->setPos(chosen.topLeft());
   }
   if (m_peaks) {
     const QPointF right = c->mapToPosition(QPointF(m_x->max(), m_peaks->gflops), m_roof);

@@ -220,7 +220,7 @@ void RunProfileDocks::updateHeat() {
     top = std::max(top, v);
   for (auto& [id, v] : share)
     v = top > 0 ? v / top : 0;
-  m_graph->setHeat(share, tr("kernel time: low \u2192 high (%1 % of snapshot %2's)")
+  m_graph->setHeat(share, tr("share of kernel time: 0 \u2192 %1 % (profile of snapshot %2)")
                               .arg(top * 100, 0, 'f', 0)
                               .arg(o.main->index));
   m_heatShown = true;

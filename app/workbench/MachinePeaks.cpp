@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <time.h>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -115,26 +116,37 @@ std::vector<FmaVariant> fmaVariants() {
   return v;
 }
 
-/// Runs `body(t)` on `threads` threads released together; returns the wall seconds from the
-/// release until the last one finished.
-template <typename Body> double timeOnThreads(int threads, Body body) {
+/// The CPU time of the calling thread, in seconds.
+double threadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+/// Runs `body(t)` on `threads` threads released together; returns each thread's CPU seconds
+/// in it. Rates are per CPU second: a thread the scheduler takes off its core (another
+/// process, a build) is not charged for the time it waited, so a busy machine does not read as
+/// a slow one. Threads that share a core still share its units while both run.
+template <typename Body> std::vector<double> timeOnThreads(int threads, Body body) {
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
+  std::vector<double> cpu(size_t(threads), 0.0);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
       ready.fetch_add(1);
       while (!go.load(std::memory_order_acquire))
         std::this_thread::yield();
+      const double c0 = threadCpuSeconds();
       body(t);
+      cpu[size_t(t)] = std::max(threadCpuSeconds() - c0, 1e-9);
     });
   while (ready.load() < threads)
     std::this_thread::yield();
-  const auto t0 = Clock::now();
   go.store(true, std::memory_order_release);
   for (std::thread& th : pool)
     th.join();
-  return std::chrono::duration<double>(Clock::now() - t0).count();
+  return cpu;
 }
 
 /// The best GFLOP/s of `variant` on `threads` threads over a few trials of about 60 ms.
@@ -155,11 +167,14 @@ Expected<double> measureFma(const FmaVariant& variant, int threads, const JobCon
   double best = 0;
   for (int trial = 0; trial < 3; ++trial) {
     FB_TRY(checkCancelled(job, "measuring the machine's peaks"));
-    double seconds = timeOnThreads(threads, [&](int t) {
+    const std::vector<double> cpu = timeOnThreads(threads, [&](int t) {
       sink = sink + variant.loop(iterations, 1e-7f * float(t + 1));
     });
-    const double flops = 2.0 * double(iterations) * kChains * variant.lanes * threads;
-    best = std::max(best, flops / seconds * 1e-9);
+    const double flopsPerThread = 2.0 * double(iterations) * kChains * variant.lanes;
+    double rate = 0;
+    for (double seconds : cpu)
+      rate += flopsPerThread / seconds;
+    best = std::max(best, rate * 1e-9);
   }
   return best;
 }
@@ -208,11 +223,16 @@ Expected<double> measureTriad(int threads, const JobControl* job) {
   double best = 0;
   for (int pass = 0; pass < 6; ++pass) {
     FB_TRY(checkCancelled(job, "measuring the machine's peaks"));
-    double seconds = timeOnThreads(threads, [&](int t) {
+    const std::vector<double> cpu = timeOnThreads(threads, [&](int t) {
       auto [begin, end] = slice(t);
       triad(a.get(), b.get(), c.get(), 3.0f, begin, end);
     });
-    best = std::max(best, 3.0 * sizeof(float) * double(kFloats) / seconds * 1e-9);
+    double rate = 0;
+    for (int t = 0; t < threads; ++t) {
+      auto [begin, end] = slice(t);
+      rate += 3.0 * sizeof(float) * double(end - begin) / cpu[size_t(t)];
+    }
+    best = std::max(best, rate * 1e-9);
   }
   return best;
 }
@@ -228,7 +248,7 @@ std::string nowUtc() {
 
 /// The first word of a cache line: names how the peaks were measured, so that lines written
 /// by another version of the benchmark are measured again rather than trusted.
-constexpr const char* kCacheTag = "fma12-triad64M";
+constexpr const char* kCacheTag = "fma12-triad64M-cpu";
 
 /// One cache line: tag cpu threads gflops gbps isa date time (the date has a space in it).
 std::string cacheLine(const MachinePeaks& p) {
@@ -267,6 +287,9 @@ std::string defaultMachinePeaksPath() {
 Expected<MachinePeaks> measureMachinePeaks(int threads, const JobControl* job) {
   if (threads < 1)
     return makeError("the machine's peaks need at least one thread, got ", threads);
+  if (const unsigned cores = std::thread::hardware_concurrency(); cores > 0 && unsigned(threads) > cores)
+    return makeError("the machine's peaks on ", threads, " threads need as many cores; this machine has ",
+                     cores);
   MachinePeaks p;
   p.threads = threads;
   p.cpu = cg::TargetInfo::host().cpu;
@@ -323,7 +346,8 @@ Expected<MachinePeaks> machinePeaks(int threads, const std::string& cachePath,
 std::string describeMachinePeaks(const MachinePeaks& p) {
   std::ostringstream os;
   os << "peaks measured on " << p.cpu << " with " << p.threads
-     << (p.threads == 1 ? " thread" : " threads") << " (" << p.isa << " FMA chains, STREAM triad) on "
+     << (p.threads == 1 ? " thread" : " threads") << " (" << p.isa
+     << " FMA chains, STREAM triad; per CPU second) on "
      << p.measuredAt << " UTC";
   if (!p.cachePath.empty())
     os << (p.fromCache ? ", read from " : ", cached in ") << p.cachePath;

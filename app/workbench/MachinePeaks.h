@@ -9,7 +9,8 @@
 
 namespace fb::workbench {
 
-/// The measured roofs at one thread count.
+/// The measured roofs at one thread count. Rates are per thread CPU second, summed over the
+/// threads: what the cores do while they run, not how often a busy machine lets them.
 struct MachinePeaks {
   double gflops = 0;      ///< FP32 GFLOP/s: independent FMA chains in registers on every thread
   double gbps = 0;        ///< GB/s: a STREAM triad (a = b + s·c, 12 bytes per element) over
@@ -26,7 +27,8 @@ struct MachinePeaks {
 /// $HOME/.cache/fusebox/machine-peaks.txt, next to the kernel cache ("" without either).
 std::string defaultMachinePeaksPath();
 
-/// Runs the micro-benchmark on `threads` threads (about a second in all). Cancellable between
+/// Runs the micro-benchmark on `threads` threads (about a second in all; more threads than the
+/// machine has cores are refused, as their CPU times would not overlap). Cancellable between
 /// its trials through `job`.
 Expected<MachinePeaks> measureMachinePeaks(int threads, const JobControl* job = nullptr);
 

@@ -325,9 +325,9 @@ private Q_SLOTS:
     // A line for another CPU, of another version of the benchmark, or damaged is ignored.
     {
       std::ofstream out(cache, std::ios::app);
-      out << "fma12-triad64M some-other-cpu 3 100 10 avx2 2020-01-01 00:00\n"
+      out << "fma12-triad64M-cpu some-other-cpu 3 100 10 avx2 2020-01-01 00:00\n"
           << "old-benchmark " << again->cpu << " 3 100 10 avx2 2020-01-01 00:00\ngarbage\n"
-          << "fma12-triad64M " << again->cpu << " 4 100 10 avx2 2020-01-01 00:00\n";
+          << "fma12-triad64M-cpu " << again->cpu << " 4 100 10 avx2 2020-01-01 00:00\n";
     }
     QVERIFY(!cachedMachinePeaks(3, cache));
     QVERIFY(cachedMachinePeaks(4, cache).has_value());
