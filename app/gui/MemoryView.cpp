@@ -234,11 +234,16 @@ void MemoryView::showOutcome(const PlanOutcome& outcome) {
       text += tr("<br>Snapshot %1: %2").arg(outcome.other->index).arg(totals(*other));
       if (main.error.empty() && other->plan.arenaBytes > 0) {
         const double change = 100.0 * (double(main.plan.arenaBytes) / double(other->plan.arenaBytes) - 1);
-        text += tr("<br>Snapshot %1's arena is <b>%2 % %3</b> than snapshot %4's.")
-                    .arg(outcome.main.index)
-                    .arg(std::abs(change), 0, 'f', 1)
-                    .arg(change <= 0 ? tr("smaller") : tr("larger"))
-                    .arg(outcome.other->index);
+        if (main.plan.arenaBytes == other->plan.arenaBytes)
+          text += tr("<br>Both arenas are the same size; snapshot %1 needs %2 fewer buffers.")
+                      .arg(outcome.main.index)
+                      .arg(qint64(other->plan.buffers.size()) - qint64(main.plan.buffers.size()));
+        else
+          text += tr("<br>Snapshot %1's arena is <b>%2 % %3</b> than snapshot %4's.")
+                      .arg(outcome.main.index)
+                      .arg(std::abs(change), 0, 'f', 1)
+                      .arg(change < 0 ? tr("smaller") : tr("larger"))
+                      .arg(outcome.other->index);
       }
     }
   }

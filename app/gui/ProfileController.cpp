@@ -3,11 +3,13 @@
 #include "app/gui/WorkerGuard.h"
 
 #include "app/workbench/Inputs.h"
-#include "app/workbench/Run.h"
+#include "app/workbench/Compile.h"
+#include "app/workbench/ProfileRuns.h"
 
 #include <QtConcurrent/QtConcurrent>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 
 namespace fb::gui {
@@ -20,26 +22,36 @@ struct Stages {
   int count = 1;
 };
 
-Expected<ProfiledSnapshot> profileOne(std::shared_ptr<const Graph> graph, int index,
-                                      const ProfileRequest& request,
-                                      const workbench::JobControl* job) {
-  FB_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, workbench::gatherInputs(*graph, {}, 1, {}));
-  workbench::RunSettings settings;
-  settings.backend = workbench::Backend::Cpu;
-  settings.profile = true;
-  settings.benchRuns = std::max(1, request.runs);
-  settings.warmupRuns = 2;
-  settings.compile.threads = request.threads;
-  FB_ASSIGN_OR_RETURN(workbench::RunResult run, workbench::runGraph(*graph, inputs, settings, job));
-  if (!run.profile)
-    return makeError("the run returned no profile");
+/// A snapshot compiled for the CPU with the inputs it will be profiled on.
+struct Compiled {
+  std::shared_ptr<const Graph> graph;
+  int index = -1;
+  workbench::ProfileTarget target;
+  double compileMs = 0;
+};
+
+Expected<Compiled> compileOne(std::shared_ptr<const Graph> graph, int index,
+                              const ProfileRequest& request, const workbench::JobControl* job) {
+  Compiled c;
+  c.graph = std::move(graph);
+  c.index = index;
+  FB_ASSIGN_OR_RETURN(c.target.inputs, workbench::gatherInputs(*c.graph, {}, 1, {}));
+  workbench::CompileSettings settings;
+  settings.threads = request.threads;
+  const auto t0 = std::chrono::steady_clock::now();
+  FB_ASSIGN_OR_RETURN(c.target.model, workbench::compileGraph(*c.graph, settings, c.target.inputs, job));
+  c.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return c;
+}
+
+ProfiledSnapshot profiled(const Compiled& c, cg::Profile profile) {
   ProfiledSnapshot p;
-  p.index = index;
-  p.graph = std::move(graph);
-  p.summary = workbench::summarizeProfile(*run.profile);
-  p.profile = std::make_shared<const cg::Profile>(std::move(*run.profile));
-  p.compileMs = run.compileMs;
-  p.medianRunMs = run.bench ? run.bench->medianMs : run.firstRunMs;
+  p.index = c.index;
+  p.graph = c.graph;
+  p.summary = workbench::summarizeProfile(profile);
+  p.medianRunMs = workbench::medianRunMs(profile);
+  p.profile = std::make_shared<const cg::Profile>(std::move(profile));
+  p.compileMs = c.compileMs;
   return p;
 }
 
@@ -89,7 +101,7 @@ void ProfileController::profile(std::shared_ptr<const Graph> graph, int index,
                                 std::shared_ptr<const Graph> before, int beforeIndex,
                                 const ProfileRequest& request) {
   assert(graph && "profiling needs a snapshot");
-  const int stages = 1 + (before ? 1 : 0) + (request.peaks ? 1 : 0);
+  const int stages = 2 + (before ? 1 : 0) + (request.peaks ? 1 : 0); // compiles, runs, peaks
   start(tr("Profiling snapshot %1\u2026").arg(index), stages,
         [graph, index, before, beforeIndex, request](const workbench::JobControl& job,
                                                      Stages& stage) {
@@ -99,16 +111,29 @@ void ProfileController::profile(std::shared_ptr<const Graph> graph, int index,
             out.error = QString::fromStdString(e.message());
             return out;
           };
-          auto main = profileOne(graph, index, request, &job);
+          // Compile both, then profile them in alternation: load that drifts while they run
+          // slows both alike, so "what fusion saved" is not what the machine did meanwhile.
+          auto main = compileOne(graph, index, request, &job);
           if (!main.ok())
             return fail(main.error());
-          out.main = std::move(main).value();
+          std::vector<workbench::ProfileTarget> targets{main->target};
+          std::optional<Compiled> other;
           if (before) {
             stage.current = 1;
-            auto b = profileOne(before, beforeIndex, request, &job);
+            auto b = compileOne(before, beforeIndex, request, &job);
             if (!b.ok())
               return fail(b.error().withContext("snapshot " + std::to_string(beforeIndex)));
-            out.before = std::move(b).value();
+            other = std::move(b).value();
+            targets.push_back(other->target);
+          }
+          stage.current = before ? 2 : 1;
+          auto profiles = workbench::profileAlternating(targets, std::max(1, request.runs),
+                                                        /*warmupRuns=*/2, &job);
+          if (!profiles.ok())
+            return fail(profiles.error());
+          out.main = profiled(*main, std::move((*profiles)[0]));
+          if (other) {
+            out.before = profiled(*other, std::move((*profiles)[1]));
             out.comparison = workbench::compareProfiles(out.before->summary, *out.before->graph,
                                                         out.main->summary, *out.main->graph);
           }

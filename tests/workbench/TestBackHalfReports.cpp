@@ -2,11 +2,13 @@
 // with producers, consumers and live bytes; per-kernel profile summaries, time shares through
 // provenance and profile comparisons; output summaries; inputs mixing files and seeds; the
 // machine's peaks and their cache.
+#include "app/workbench/Compile.h"
 #include "app/workbench/Inputs.h"
 #include "app/workbench/MachinePeaks.h"
 #include "app/workbench/MemoryPlanReport.h"
 #include "app/workbench/OutputSummary.h"
 #include "app/workbench/ProfileReport.h"
+#include "app/workbench/ProfileRuns.h"
 #include "app/workbench/Run.h"
 #include "app/workbench/Session.h"
 #include "core/Npy.h"
@@ -246,6 +248,43 @@ private Q_SLOTS:
     for (int n : seenAfter)
       QCOMPARE(n, 1);
     QVERIFY(cmp.afterKernels < cmp.beforeKernels); // fusion made fewer kernels
+  }
+
+  /// Two snapshots profiled in alternation: each profile has every run and every kernel of its
+  /// own model; a cancelled profile says so; the median run is the middle one.
+  void profilesRunInAlternation() {
+    auto s = sessionAfter("small_cnn.onnx", "O3");
+    QVERIFY(s);
+    std::vector<ProfileTarget> targets;
+    for (size_t i : {size_t(0), s->snapshotCount() - 1}) {
+      ProfileTarget t;
+      auto inputs = gatherInputs(*s->graph(i), {}, 1, {});
+      QVERIFY(inputs.ok());
+      t.inputs = *inputs;
+      auto model = compileGraph(*s->graph(i), CompileSettings{}, t.inputs);
+      QVERIFY2(model.ok(), model.ok() ? "" : model.error().message().c_str());
+      t.model = *model;
+      targets.push_back(std::move(t));
+    }
+    auto profiles = profileAlternating(targets, 3, 1);
+    QVERIFY2(profiles.ok(), profiles.ok() ? "" : profiles.error().message().c_str());
+    QCOMPARE(profiles->size(), size_t(2));
+    for (size_t i = 0; i < 2; ++i) {
+      const cg::Profile& p = (*profiles)[i];
+      QCOMPARE(p.runs.size(), size_t(3));
+      QCOMPARE(p.kernels.size(), targets[i].model->kernels().size());
+      QCOMPARE(p.events.size(), 3 * p.kernels.size());
+    }
+    QVERIFY((*profiles)[0].kernels.size() > (*profiles)[1].kernels.size());
+    JobControl job;
+    job.cancel();
+    auto cancelled = profileAlternating(targets, 3, 0, &job);
+    QVERIFY(!cancelled.ok() && cancelled.error().message().find("cancelled") != std::string::npos);
+    QVERIFY(!profileAlternating(targets, 0, 0).ok());
+    cg::Profile p;
+    p.runs = {{0, 3000}, {3000, 1000}, {4000, 9000}};
+    QCOMPARE(medianRunMs(p), 3.0);
+    QCOMPARE(medianRunMs(cg::Profile{}), 0.0);
   }
 
   /// Statistics leave out non-finite values and count them; the preview is the first values.
