@@ -15,6 +15,7 @@
 #include <QMainWindow>
 
 #include <algorithm>
+#include <cmath>
 
 namespace fb::gui {
 
@@ -213,14 +214,17 @@ void RunProfileDocks::updateHeat() {
     return;
   }
   // Shares on the snapshot shown, through provenance; the hottest node is the top of the scale.
+  // On a square-root scale: most kernels of a real model take a few percent each, and on a
+  // linear scale they would all look alike next to the few that dominate.
   std::map<NodeId, double> share =
       workbench::timeShareByNode(o.main->summary, *o.main->graph, *s.graph(s.currentIndex()));
   double top = 0;
   for (const auto& [id, v] : share)
     top = std::max(top, v);
   for (auto& [id, v] : share)
-    v = top > 0 ? v / top : 0;
-  m_graph->setHeat(share, tr("share of kernel time: 0 \u2192 %1 % (profile of snapshot %2)")
+    v = top > 0 ? std::sqrt(v / top) : 0;
+  m_graph->setHeat(share, tr("share of kernel time: 0 \u2192 %1 % (\u221a scale; profile of "
+                             "snapshot %2)")
                               .arg(top * 100, 0, 'f', 0)
                               .arg(o.main->index));
   m_heatShown = true;

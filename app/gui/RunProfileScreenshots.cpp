@@ -1,5 +1,6 @@
 // The --screenshot mode's pictures of the memory plan, run and profile docks: each job is run
-// and waited for, and each dock is floated at a readable size for its picture.
+// and waited for, and each dock is floated at a readable size for its picture; then the graph
+// coloured by time share, alone and in the window.
 #include "app/gui/RunProfileDocks.h"
 
 #include "app/gui/Coordinator.h"
@@ -13,12 +14,16 @@
 #include "app/gui/graph/GraphView.h"
 
 #include <QApplication>
+
+#include <algorithm>
 #include <QCheckBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QEventLoop>
+#include <QMainWindow>
 #include <QTabWidget>
 #include <QTimer>
+#include <QTransform>
 
 namespace fb::gui {
 
@@ -119,11 +124,24 @@ QStringList RunProfileDocks::saveScreenshots(const QString& dir, QString* error)
       return {};
     m_profile->tabs()->setCurrentIndex(0);
   }
-  // The graph coloured by each node's share of the kernel time.
+  // The whole graph coloured by each node's share of the kernel time, and the window with the
+  // profile beside it: where the time goes, in one picture.
   m_profile->setColourGraph(true);
-  const bool graphSaved = save(m_graph, "graph-time.png");
+  const QTransform view = m_graph->transform();
+  m_graph->fitToView();
+  if (m_graph->transform().m11() < 0.5 && !m_graph->heat().empty()) {
+    // A long model fits only as specks: show the hottest node at a readable size instead.
+    auto hottest = std::max_element(m_graph->heat().begin(), m_graph->heat().end(),
+                                    [](const auto& a, const auto& b) { return a.second < b.second; });
+    m_graph->setTransform(QTransform::fromScale(0.8, 0.8));
+    m_graph->centerOnNode(hottest->first);
+  }
+  bool saved = save(m_graph, "graph-time.png");
+  m_profileDock->raise();
+  saved = saved && save(m_window, "window-profile.png");
+  m_graph->setTransform(view);
   m_profile->setColourGraph(false);
-  if (!graphSaved)
+  if (!saved)
     return {};
   return written;
 }

@@ -440,7 +440,7 @@ private Q_SLOTS:
     for (const auto& [id, share] : shares)
       top = std::max(top, share);
     for (const auto& [id, share] : shares)
-      QVERIFY(std::abs(graph->heat().at(id) - share / top) < 1e-12);
+      QVERIFY(std::abs(graph->heat().at(id) - std::sqrt(share / top)) < 1e-12);
     // On the imported model, through provenance: every op is coloured.
     w->coordinator()->selectSnapshot(0);
     const Graph& orig = *w->coordinator()->session().graph(0);
