@@ -8,6 +8,7 @@
 #include "app/gui/IrTextView.h"
 #include "app/gui/PipelinePanel.h"
 #include "app/gui/RunController.h"
+#include "app/gui/RunProfileDocks.h"
 #include "app/gui/TimelineView.h"
 #include "app/gui/graph/GraphView.h"
 
@@ -134,6 +135,7 @@ MainWindow::MainWindow(bool persistent, QWidget* parent)
   views.diff = m_diff;
   m_coordinator = new Coordinator(views, this);
   m_runs = new RunController(this);
+  m_runProfile = new RunProfileDocks(this, *m_docks, m_coordinator, m_graph, m_docks->dock("timeline"));
 
   buildMenus();
   wireActions();
@@ -515,6 +517,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   }
   m_coordinator->cancel();
   m_runs->cancel();
+  m_runProfile->cancel();
   event->accept();
 }
 

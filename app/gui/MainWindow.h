@@ -28,6 +28,7 @@ class InspectorView;
 class IrTextView;
 class PipelinePanel;
 class RunController;
+class RunProfileDocks;
 class TimelineView;
 
 class MainWindow : public QMainWindow {
@@ -67,6 +68,8 @@ public:
 
   Coordinator* coordinator() const { return m_coordinator; }
   RunController* runController() const { return m_runs; }
+  /// The memory plan, run and profile docks.
+  RunProfileDocks* runProfile() const { return m_runProfile; }
   GraphView* graphView() const { return m_graph; }
   PipelinePanel* pipelinePanel() const { return m_pipeline; }
   InspectorView* inspector() const { return m_inspector; }
@@ -104,6 +107,7 @@ private:
   std::unique_ptr<DockManager> m_docks;
   Coordinator* m_coordinator = nullptr;
   RunController* m_runs = nullptr;
+  RunProfileDocks* m_runProfile = nullptr;
   GraphView* m_graph = nullptr;
   PipelinePanel* m_pipeline = nullptr;
   InspectorView* m_inspector = nullptr;

@@ -26,6 +26,12 @@ void RunController::cancel() {
 
 void RunController::run(std::shared_ptr<const Graph> graph, std::shared_ptr<const Graph> reference,
                         int index, const workbench::RunSettings& settings) {
+  run(std::move(graph), std::move(reference), index, settings, RunInputs{});
+}
+
+void RunController::run(std::shared_ptr<const Graph> graph, std::shared_ptr<const Graph> reference,
+                        int index, const workbench::RunSettings& settings,
+                        const RunInputs& runInputs) {
   assert(graph && reference && "a run needs the snapshot and the imported model");
   cancel();
   m_watcher.waitForFinished(); // cancelled work stops at its next check
@@ -46,10 +52,12 @@ void RunController::run(std::shared_ptr<const Graph> graph, std::shared_ptr<cons
   });
   Q_EMIT started(tr("Running snapshot %1 on %2\u2026").arg(index).arg(m_backend));
   std::shared_ptr<workbench::JobControl> job = m_job;
-  m_watcher.setFuture(QtConcurrent::run([graph, reference, settings, job] {
+  m_watcher.setFuture(QtConcurrent::run([graph, reference, settings, runInputs, job] {
     return guardedWork<RunOutcome>(QStringLiteral("The run"), [&] {
       RunOutcome out;
-      auto inputs = workbench::gatherInputs(*graph, {}, /*seed=*/1, settings.compile.dims);
+      out.tolerance = runInputs.tolerance;
+      auto inputs = workbench::gatherInputs(*graph, runInputs.files, runInputs.seed,
+                                            settings.compile.dims);
       if (!inputs.ok()) {
         out.error = QString::fromStdString(inputs.error().message());
         return out;
@@ -60,8 +68,9 @@ void RunController::run(std::shared_ptr<const Graph> graph, std::shared_ptr<cons
         out.error = QString::fromStdString(run.error().message());
         return out;
       }
+      out.outputs = workbench::summarizeOutputs(*graph, run->outputs);
       auto cmp = workbench::compareWithReference(*reference, *graph, *inputs, run->outputs,
-                                                 std::nullopt, job.get());
+                                                 runInputs.tolerance, job.get());
       out.run = std::move(run).value();
       if (cmp.ok())
         out.comparison = std::move(cmp).value();

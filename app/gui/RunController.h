@@ -5,6 +5,7 @@
 
 #include "app/workbench/Compare.h"
 #include "app/workbench/Job.h"
+#include "app/workbench/OutputSummary.h"
 
 #include <QFutureWatcher>
 #include <QObject>
@@ -15,10 +16,22 @@
 
 namespace fb::gui {
 
+/// Where a run's inputs come from and how its outputs are judged.
+struct RunInputs {
+  /// One entry per graph input: a .npy or .pb file, or "" for a seeded random tensor. Empty:
+  /// every input is random.
+  std::vector<std::string> files;
+  uint64_t seed = 1;
+  /// Tolerance of the comparison with the interpreter; none: the default of each dtype.
+  std::optional<Tolerance> tolerance;
+};
+
 /// What a finished run reports, as values.
 struct RunOutcome {
   std::optional<workbench::RunResult> run;
   std::optional<workbench::OutputComparisons> comparison;
+  std::vector<workbench::OutputSummary> outputs; ///< summarized in the worker
+  std::optional<Tolerance> tolerance;            ///< what the comparison used (none: default)
   QString error;
   bool cancelled = false;
 };
@@ -34,6 +47,9 @@ public:
   /// outputs with `reference` (the imported model) on the interpreter.
   void run(std::shared_ptr<const Graph> graph, std::shared_ptr<const Graph> reference, int index,
            const workbench::RunSettings& settings);
+  /// The same with inputs from files or another seed, and a tolerance for the comparison.
+  void run(std::shared_ptr<const Graph> graph, std::shared_ptr<const Graph> reference, int index,
+           const workbench::RunSettings& settings, const RunInputs& inputs);
   /// Stops the running job at its next check (between compile stages, kernels or runs).
   void cancel();
   bool isRunning() const { return m_watcher.isRunning(); }

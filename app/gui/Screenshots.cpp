@@ -6,6 +6,7 @@
 #include "app/gui/InspectorView.h"
 #include "app/gui/IrTextView.h"
 #include "app/gui/PipelinePanel.h"
+#include "app/gui/RunProfileDocks.h"
 #include "app/gui/TimelineView.h"
 #include "app/gui/graph/GraphView.h"
 
@@ -150,7 +151,11 @@ QStringList MainWindow::saveScreenshots(const QString& dir, QString* error) {
   if (!overlaySaved)
     return {};
   showGraphTab();
-  return written;
+  // The back half: memory plan, run, profile and roofline (each job run and waited for).
+  const QStringList more = m_runProfile->saveScreenshots(dir, error);
+  if (more.isEmpty())
+    return {};
+  return written + more;
 }
 
 } // namespace fb::gui

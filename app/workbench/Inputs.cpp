@@ -4,6 +4,8 @@
 #include "core/RandomInputs.h"
 #include "core/onnx/OnnxImport.h"
 
+#include <algorithm>
+
 namespace fb::workbench {
 
 namespace {
@@ -23,6 +25,17 @@ Expected<Tensor> readInputFile(const std::string& path) {
   return makeError(path, ": unknown input format (expected .npy or .pb)");
 }
 
+Status checkInputFits(const Value& input, const Tensor& t, const std::string& path) {
+  const TensorType& want = input.type();
+  bool fits = t.dtype() == want.dtype && t.rank() == want.rank();
+  for (size_t d = 0; fits && d < want.rank(); ++d)
+    fits = !want.dims[d].isStatic() || want.dims[d].size() == t.sizes()[d];
+  if (!fits)
+    return makeError(path, ": holds ", t.type().str(), " but input %", input.name(),
+                     " of the model is ", want.str());
+  return Status::success();
+}
+
 Expected<std::vector<Tensor>> gatherInputs(const Graph& graph,
                                            const std::vector<std::string>& files, uint64_t seed,
                                            const std::map<std::string, int64_t>& dims) {
@@ -31,10 +44,18 @@ Expected<std::vector<Tensor>> gatherInputs(const Graph& graph,
   if (files.size() != graph.inputs().size())
     return makeError(files.size(), " input files were given but the model takes ",
                      graph.inputs().size(), " inputs");
-  std::vector<Tensor> inputs;
-  for (const std::string& path : files) {
-    FB_ASSIGN_OR_RETURN(Tensor t, readInputFile(path));
-    inputs.push_back(std::move(t));
+  // Random tensors first (the same ones a run without files gets), then the files over them.
+  const bool anyRandom = std::find(files.begin(), files.end(), std::string()) != files.end();
+  std::vector<Tensor> inputs(files.size());
+  if (anyRandom) {
+    FB_ASSIGN_OR_RETURN(inputs, makeRandomInputs(graph, seed, dims));
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (files[i].empty())
+      continue;
+    FB_ASSIGN_OR_RETURN(Tensor t, readInputFile(files[i]));
+    FB_TRY(checkInputFits(*graph.inputs()[i], t, files[i]));
+    inputs[i] = std::move(t);
   }
   return inputs;
 }

@@ -782,7 +782,9 @@ private Q_SLOTS:
     const QStringList files = w.saveScreenshots(dir.path(), &error);
     QVERIFY2(!files.isEmpty(), qPrintable(error));
     for (const char* name : {"window.png", "graph.png", "pipeline.png", "inspector.png", "timeline.png",
-                             "ir.png", "diff.png"}) {
+                             "ir.png", "diff.png", "memory.png", "run.png", "profile.png",
+                             "roofline.png", "profile-savings.png", "graph-time.png",
+                             "window-profile.png"}) {
       QImage img(dir.filePath(name));
       QVERIFY2(!img.isNull(), name);
       QVERIFY(img.width() > 100 && img.height() > 100);

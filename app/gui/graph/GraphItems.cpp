@@ -102,12 +102,14 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget
   const QFont title = titleFont(), detail = detailFont();
   const QFontMetricsF tm(title), dm(detail);
   double y = m_box.top() + 6;
-  painter->setPen(kText);
+  // The hot end of the heat scale is dark: light text keeps the name readable there.
+  const bool darkFill = fill.lightnessF() < 0.45;
+  painter->setPen(darkFill ? QColor(Qt::white) : kText);
   painter->setFont(title);
   painter->drawText(QRectF(m_box.left(), y, m_box.width(), tm.height()), Qt::AlignCenter, m_title);
   y += tm.height();
   painter->setFont(detail);
-  painter->setPen(QColor(0x33, 0x33, 0x33));
+  painter->setPen(darkFill ? QColor(0xF2, 0xF2, 0xF2) : QColor(0x33, 0x33, 0x33));
   for (const QString& d : m_details) {
     painter->drawText(QRectF(m_box.left(), y, m_box.width(), dm.height()), Qt::AlignCenter, d);
     y += dm.height();

@@ -457,8 +457,9 @@ void GraphView::setMarks(const std::map<NodeId, NodeMark>& marks) {
   m_impl->applyDecorations();
 }
 
-void GraphView::setHeat(const std::map<NodeId, double>& heat) {
+void GraphView::setHeat(const std::map<NodeId, double>& heat, const QString& legendText) {
   m_impl->heat = heat;
+  m_impl->legend->setHeatText(legendText);
   m_impl->applyDecorations();
 }
 
@@ -640,6 +641,7 @@ void GraphView::setLegendVisible(bool visible) {
 }
 
 const std::map<NodeId, NodeMark>& GraphView::marks() const { return m_impl->marks; }
+const std::map<NodeId, double>& GraphView::heat() const { return m_impl->heat; }
 
 QRectF GraphView::nodeSceneRect(NodeId id) const {
   const int unit = m_impl->unitOf(id);

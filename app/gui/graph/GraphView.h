@@ -49,8 +49,9 @@ public:
 
   /// Marks nodes (changed-set highlight or diff colouring); an empty map clears marks.
   void setMarks(const std::map<NodeId, NodeMark>& marks);
-  /// Heat colouring in [0, 1] (numeric diff error per node); empty clears.
-  void setHeat(const std::map<NodeId, double>& heat);
+  /// Heat colouring in [0, 1] (numeric diff error per node); empty clears. `legendText` says
+  /// what the heat means in the legend (empty: numeric error).
+  void setHeat(const std::map<NodeId, double>& heat, const QString& legendText = {});
 
   void selectNode(NodeId id);     ///< selects and centres; emits nothing
   NodeId selectedNode() const;    ///< 0 when none
@@ -80,6 +81,8 @@ public:
   // -- Added by the graphview helper (additive to the lead's contract) --
   /// The current marks (what setMarks last set).
   const std::map<NodeId, NodeMark>& marks() const;
+  /// The current heat (what setHeat last set).
+  const std::map<NodeId, double>& heat() const;
   /// The scene rectangle of the box that shows node `id` (its own box, the collapsed fused
   /// group or block that contains it); empty when the node is not in the current scene.
   QRectF nodeSceneRect(NodeId id) const;

@@ -24,7 +24,7 @@ void Legend::setEntries(std::vector<LegendEntry> fills, std::vector<LegendEntry>
   m_outlines = std::move(outlines);
   m_heat = heat;
   const QFontMetrics fm(detailFont());
-  int width = fm.horizontalAdvance(tr("numeric error: low \u2192 high"));
+  int width = fm.horizontalAdvance(heatText());
   for (const auto* list : {&m_fills, &m_outlines})
     for (const LegendEntry& e : *list)
       width = std::max(width, fm.horizontalAdvance(e.text));
@@ -66,7 +66,7 @@ void Legend::paintEvent(QPaintEvent*) {
     p.setPen(QPen(QColor(0x55, 0x55, 0x55), 1));
     p.setBrush(g);
     p.drawRect(QRectF(kPad, y + 3, kSwatch, kRow - 6));
-    text(tr("numeric error: low \u2192 high"));
+    text(heatText());
   }
 }
 
