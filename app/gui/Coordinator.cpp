@@ -349,6 +349,7 @@ void Coordinator::selectNode(NodeId id) {
   if (m_views.ir)
     m_views.ir->selectNode(id);
   refreshInspector();
+  Q_EMIT selectionChanged(id);
 }
 
 void Coordinator::showNodeInSnapshot(NodeId id, int snapshot) {

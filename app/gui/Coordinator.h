@@ -107,6 +107,8 @@ Q_SIGNALS:
   /// A model started loading in the background.
   void loadStarted(const QString& path);
   void snapshotChanged(int index);
+  /// A node was selected in some view (0: none); every view follows.
+  void selectionChanged(fb::NodeId id);
   /// A pass step finished (ok false: it failed or its result was stale and dropped).
   void stepFinished(bool ok);
   void numericDiffFinished(bool ok);

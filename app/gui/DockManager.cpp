@@ -9,7 +9,7 @@ namespace fb::gui {
 
 namespace {
 /// Bumped when the set of docks changes so an old saved state is not forced onto new docks.
-constexpr int kLayoutVersion = 1;
+constexpr int kLayoutVersion = 2;
 } // namespace
 
 QDockWidget* DockManager::addDock(const QString& id, const QString& title, QWidget* widget,

@@ -1,6 +1,7 @@
 // The --screenshot mode: renders the main window and each view of the current state to PNG.
 #include "app/gui/MainWindow.h"
 
+#include "app/gui/CodeDocks.h"
 #include "app/gui/Coordinator.h"
 #include "app/gui/DiffView.h"
 #include "app/gui/InspectorView.h"
@@ -150,6 +151,11 @@ QStringList MainWindow::saveScreenshots(const QString& dir, QString* error) {
   if (!overlaySaved)
     return {};
   showGraphTab();
+  // The kernel code and the schedule editor (they select a fused convolution group).
+  const QStringList code = m_codeDocks->saveScreenshots(dir, error);
+  if (code.isEmpty())
+    return {};
+  written << code;
   return written;
 }
 
