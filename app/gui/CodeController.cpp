@@ -143,7 +143,7 @@ void CodeController::onDone() {
   m_pending.reset();
   if (next && keyFor(next->kind) == *next)
     request(next->kind);
-  else if (m_view->isVisible() && !cached(keyFor(m_view->currentKind())))
+  else if (m_view->isShown() && !cached(keyFor(m_view->currentKind())))
     request(m_view->currentKind());
 }
 
@@ -175,7 +175,7 @@ void CodeController::refresh() {
                                    : tr("Open a model to see its code."));
   }
   m_view->selectNode(m_coordinator->selectedNode());
-  if (m_view->isVisible())
+  if (m_view->isShown())
     request(m_view->currentKind());
 }
 

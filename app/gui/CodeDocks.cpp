@@ -2,6 +2,7 @@
 #include "app/gui/CodeDocks.h"
 
 #include "app/gui/CodeController.h"
+#include "app/gui/CodePane.h"
 #include "app/gui/CodeView.h"
 #include "app/gui/Coordinator.h"
 #include "app/gui/DockManager.h"
@@ -13,10 +14,15 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QMainWindow>
+#include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollBar>
+#include <QTextBlock>
+#include <QTextDocument>
 #include <QSpinBox>
 #include <QLineEdit>
 #include <QTabWidget>
+#include <QTimer>
 
 namespace fb::gui {
 
@@ -47,6 +53,19 @@ NodeId interestingConvNode(const Graph& g) {
   return g.nodes().empty() ? 0 : g.nodes().front()->id();
 }
 
+/// Scrolls `pane` to the first line of its marked kernel holding `needle`, a few lines from the
+/// top, so a picture shows the kernel's inner loop (its FMAs) rather than its prologue.
+void scrollToInKernel(CodePane* pane, const QString& needle) {
+  const auto [first, count] = pane->markedLines();
+  if (count == 0 || needle.isEmpty())
+    return;
+  QTextDocument* doc = pane->editor()->document();
+  const QTextCursor found = doc->find(needle, doc->findBlockByNumber(first).position());
+  if (found.isNull() || found.blockNumber() >= first + count)
+    return;
+  pane->editor()->verticalScrollBar()->setValue(std::max(first, found.blockNumber() - 12));
+}
+
 } // namespace
 
 CodeDocks::CodeDocks(QMainWindow* window, DockManager* docks, Coordinator* coordinator,
@@ -58,15 +77,13 @@ CodeDocks::CodeDocks(QMainWindow* window, DockManager* docks, Coordinator* coord
   m_scheduleView->setObjectName("scheduleView");
   m_codeDock = docks->addDock("code", tr("Code"), m_codeView, Qt::RightDockWidgetArea);
   m_scheduleDock = docks->addDock("schedule", tr("Schedule"), m_scheduleView, Qt::BottomDockWidgetArea);
-  // Behind their neighbours: the window opens as it did, one tab click away.
-  if (codeNeighbour) {
-    window->tabifyDockWidget(codeNeighbour, m_codeDock);
-    codeNeighbour->raise();
-  }
-  if (scheduleNeighbour) {
-    window->tabifyDockWidget(scheduleNeighbour, m_scheduleDock);
-    scheduleNeighbour->raise();
-  }
+  // Behind their neighbours: the window opens as it did, one tab click away. A tab group is
+  // made when the window is first laid out, so the neighbours are raised after that.
+  for (auto [neighbour, dock] : {std::pair{codeNeighbour, m_codeDock}, std::pair{scheduleNeighbour, m_scheduleDock}})
+    if (neighbour) {
+      window->tabifyDockWidget(neighbour, dock);
+      QTimer::singleShot(0, neighbour, &QDockWidget::raise);
+    }
   // The editor needs more height than a timeline strip: grow the bottom area when it shows.
   connect(m_scheduleDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
     if (visible && !m_scheduleDock->isFloating() && m_scheduleDock->height() < 420)
@@ -74,6 +91,9 @@ CodeDocks::CodeDocks(QMainWindow* window, DockManager* docks, Coordinator* coord
   });
   m_code = new CodeController(coordinator, m_codeView, this);
   m_schedule = new ScheduleController(coordinator, m_scheduleView, m_code, this);
+  // A dock behind another tab is "visible" to Qt; its visibilityChanged says what the user sees.
+  connect(m_codeDock, &QDockWidget::visibilityChanged, m_codeView, &CodeView::setShown);
+  connect(m_scheduleDock, &QDockWidget::visibilityChanged, m_scheduleView, &ScheduleView::setShown);
 }
 
 void CodeDocks::setTextPointSize(int points) {
@@ -103,16 +123,22 @@ QStringList CodeDocks::saveScreenshots(const QString& dir, QString* error) {
     m_coordinator->selectNode(focus);
 
   // Floating at a size that shows a kernel's code and the editor's two columns readably.
+  // A floating dock is not always told it became visible (offscreen): say it.
   m_codeDock->setFloating(true);
   m_codeDock->resize(1400, 900);
   m_codeDock->show();
+  m_codeView->setShown(true);
   m_codeView->setKernelScope(false);
-  const std::pair<workbench::CodeKind, const char*> shots[] = {
-      {workbench::CodeKind::Loops, "code-loops.png"},
-      {workbench::CodeKind::Llvm, "code-llvm.png"},
-      {workbench::CodeKind::Assembly, "code-asm.png"}};
+  struct Shot {
+    workbench::CodeKind kind;
+    const char* file;
+    const char* needle; ///< where the kernel's interesting part starts
+  };
+  const Shot shots[] = {{workbench::CodeKind::Loops, "code-loops.png", ""},
+                        {workbench::CodeKind::Llvm, "code-llvm.png", "fmuladd"},
+                        {workbench::CodeKind::Assembly, "code-asm.png", "vfmadd"}};
   bool ok = true;
-  for (const auto& [kind, file] : shots) {
+  for (const auto& [kind, file, needle] : shots) {
     m_codeView->setCurrentKind(kind);
     if (!m_code->waitForCode(kind)) {
       *error = tr("the %1 code did not arrive in time").arg(CodeView::kindTitle(kind));
@@ -120,6 +146,7 @@ QStringList CodeDocks::saveScreenshots(const QString& dir, QString* error) {
       break;
     }
     m_codeView->selectNode(m_coordinator->selectedNode()); // scroll to the kernel again
+    scrollToInKernel(m_codeView->pane(kind), QString::fromLatin1(needle));
     if (!(ok = save(m_codeView, QString::fromLatin1(file))))
       break;
   }
@@ -131,6 +158,7 @@ QStringList CodeDocks::saveScreenshots(const QString& dir, QString* error) {
   m_scheduleDock->setFloating(true);
   m_scheduleDock->resize(1500, 950);
   m_scheduleDock->show();
+  m_scheduleView->setShown(true);
   if (!m_schedule->waitForKernels()) {
     *error = tr("the kernels were not described in time");
     m_scheduleDock->setFloating(false);
@@ -149,7 +177,7 @@ QStringList CodeDocks::saveScreenshots(const QString& dir, QString* error) {
     }
     m_scheduleView->setRuns(10);
     m_scheduleView->applyButton()->click();
-    if (!m_schedule->waitForTrial()) {
+    if (!m_schedule->waitForTrial() || !m_schedule->waitForKernels()) {
       *error = tr("the schedule trial did not finish in time");
       m_scheduleDock->setFloating(false);
       return {};

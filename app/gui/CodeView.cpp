@@ -123,7 +123,8 @@ CodeView::CodeView(QWidget* parent) : QWidget(parent) {
   connect(m_tabs, &QTabWidget::currentChanged, this, [this, showArch] {
     showArch();
     updateStatus();
-    Q_EMIT codeWanted(currentKind());
+    if (m_shown)
+      Q_EMIT codeWanted(currentKind());
   });
   connect(m_scope, &QComboBox::currentIndexChanged, this,
           [this](int index) { setKernelScope(index == 1); });
@@ -281,9 +282,11 @@ void CodeView::setTextPointSize(int points) {
     p->setTextPointSize(points);
 }
 
-void CodeView::showEvent(QShowEvent* event) {
-  QWidget::showEvent(event);
-  Q_EMIT codeWanted(currentKind());
+void CodeView::setShown(bool shown) {
+  const bool wasShown = m_shown;
+  m_shown = shown;
+  if (shown && !wasShown)
+    Q_EMIT codeWanted(currentKind());
 }
 
 } // namespace fb::gui

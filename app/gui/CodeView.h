@@ -57,6 +57,10 @@ public:
   /// A status line for the current tab and kernel ("k3_conv_relu · Conv+Relu · lines …").
   QString statusText() const;
   void setBusy(bool busy, const QString& what = {});
+  /// Whether the user can see the view (its dock is open and its tab on top). A hidden view
+  /// makes no code; becoming shown asks for the current tab's.
+  void setShown(bool shown);
+  bool isShown() const { return m_shown; }
   void setTextPointSize(int points);
 
 Q_SIGNALS:
@@ -65,9 +69,6 @@ Q_SIGNALS:
   /// The user clicked into the code of the kernel that computes node `id`.
   void nodeSelected(fb::NodeId id);
   void cancelRequested();
-
-protected:
-  void showEvent(QShowEvent* event) override;
 
 private:
   void updateStatus();
@@ -82,6 +83,7 @@ private:
   QLabel* m_status;
   QToolButton* m_cancel;
   fb::NodeId m_selected = 0;
+  bool m_shown = false;
   bool m_clicking = false; ///< a click in the code is selecting its node: do not scroll away
 };
 

@@ -7,7 +7,6 @@
 #include "app/gui/WorkerGuard.h"
 
 #include <QElapsedTimer>
-#include <QEvent>
 #include <QEventLoop>
 #include <QPointer>
 #include <QTimer>
@@ -28,21 +27,6 @@ QString formatUs(double us) {
                     : QStringLiteral("%1 \u00B5s").arg(us, 0, 'f', 1);
 }
 
-/// Shows the kernels again whenever the view becomes visible (they are described lazily).
-class ShowWatcher : public QObject {
-public:
-  ShowWatcher(ScheduleController* controller, QObject* parent)
-      : QObject(parent), m_controller(controller) {}
-  bool eventFilter(QObject* watched, QEvent* event) override {
-    if (event->type() == QEvent::Show)
-      QTimer::singleShot(0, m_controller, &ScheduleController::refresh);
-    return QObject::eventFilter(watched, event);
-  }
-
-private:
-  ScheduleController* m_controller;
-};
-
 } // namespace
 
 ScheduleController::ScheduleController(Coordinator* coordinator, ScheduleView* view,
@@ -56,7 +40,11 @@ ScheduleController::ScheduleController(Coordinator* coordinator, ScheduleView* v
   connect(m_coordinator, &Coordinator::selectionChanged, this, &ScheduleController::showSelected);
   connect(m_view, &ScheduleView::applyRequested, this, &ScheduleController::apply);
   connect(m_view, &ScheduleView::cancelRequested, this, &ScheduleController::cancel);
-  m_view->installEventFilter(new ShowWatcher(this, this));
+  // Kernels are described lazily: when the editor is shown.
+  connect(m_view, &ScheduleView::shownChanged, this, [this](bool shown) {
+    if (shown)
+      refresh();
+  });
 }
 
 ScheduleController::~ScheduleController() {
@@ -81,6 +69,7 @@ void ScheduleController::refresh() {
   const workbench::Session& s = m_coordinator->session();
   m_view->setSessionText(s.hasModel() ? qs(s.scheduleText(s.currentIndex())) : QString());
   if (!s.hasModel()) {
+    m_viewGraph = nullptr;
     m_view->setKernel(std::nullopt, tr("Open a model to edit its kernels' schedules."));
     return;
   }
@@ -89,10 +78,13 @@ void ScheduleController::refresh() {
     return;
   }
   // Lowering a large model takes a moment: only for a visible editor.
-  if (m_view->isVisible() && !m_describing)
+  if (m_view->isShown() && !m_describing)
     startDescribe();
-  else if (!m_view->isVisible())
+  else if (!m_view->isShown() && m_viewGraph != currentKey().first) {
+    // Another snapshot: its kernels are described when the editor is shown again.
+    m_viewGraph = nullptr;
     m_view->setKernel(std::nullopt, tr("Select a node in the graph to edit its kernel's schedule."));
+  }
 }
 
 void ScheduleController::startDescribe() {
@@ -101,7 +93,10 @@ void ScheduleController::startDescribe() {
   workbench::CompileSettings settings;
   settings.schedule = s.scheduleOverrides(s.currentIndex());
   m_describing = currentKey();
-  m_view->setKernel(std::nullopt, tr("Lowering snapshot %1 to kernels\u2026").arg(s.currentIndex()));
+  // New overrides on the same snapshot keep the kernel (and a trial's comparison) in view
+  // until its new description arrives; another snapshot's kernel is not shown meanwhile.
+  if (m_viewGraph != graph.get())
+    m_view->setKernel(std::nullopt, tr("Lowering snapshot %1 to kernels\u2026").arg(s.currentIndex()));
   m_describeWatcher.setFuture(QtConcurrent::run([graph, settings] {
     return guardedWork<DescribeOutcome>(QStringLiteral("Describing the kernels"), [&] {
       DescribeOutcome out;
@@ -142,6 +137,7 @@ void ScheduleController::showSelected() {
     return;
   }
   const DescribeOutcome& out = it->second.outcome;
+  m_viewGraph = it->first.first;
   if (!out.kernels) {
     m_view->setKernel(std::nullopt, tr("This snapshot has no kernels to schedule: %1").arg(out.error));
     return;

@@ -84,6 +84,7 @@ private:
     DescribeOutcome outcome;
   };
   std::map<DescribeKey, DescribeEntry> m_describeCache;
+  const Graph* m_viewGraph = nullptr; ///< the snapshot whose kernel the view shows (identity only)
 
   /// A trial asked for, with what it was asked on, so a changed session makes it stale.
   struct TrialRequest {

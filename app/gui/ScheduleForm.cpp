@@ -76,6 +76,7 @@ ScheduleForm::ScheduleForm(QWidget* parent) : QWidget(parent) {
                           tr("columns of B per cache block (nc)")};
   for (int i = 0; i < 5; ++i) {
     QSpinBox* s = makeSpin(8192, tr("auto"), tips[i]);
+    s->setMinimumWidth(96); // room for "auto (144)"
     s->setObjectName(QStringLiteral("schedule.%1").arg(kBlockingNames[i]));
     m_blocking.emplace_back(QString::fromLatin1(kBlockingNames[i]), s);
     grid->addWidget(new QLabel(QString::fromLatin1(kBlockingNames[i])), i < 2 ? 0 : 1, (i < 2 ? i : i - 2) * 2);

@@ -146,7 +146,9 @@ QVariant TrialComparisonModel::valueText(int row, const workbench::ScheduleVaria
   case MaxTime: return timed ? formatUs(v.timing.maxUs) : QStringLiteral("\u2014");
   case Runs: return int(v.timing.us.size());
   case Generator: return qs(v.code.generator);
-  case Blocking: return v.code.blocking.empty() ? QStringLiteral("\u2014") : qs(v.code.blocking);
+  case Blocking: // the register tile and cache blocks; the rest is in the tooltip
+    return v.code.blocking.empty() ? QStringLiteral("\u2014")
+                                   : qs(v.code.blocking.substr(0, v.code.blocking.find(',')));
   case LoopLines: return lineCount(v.code.loops);
   case LlvmLines: return lineCount(v.code.llvmOptimized);
   case AsmInstructions: return countInstructions(v.code.assembly);
@@ -188,6 +190,10 @@ QVariant TrialComparisonModel::data(const QModelIndex& index, int role) const {
   if (!m_trial || !index.isValid() || index.row() >= RowCount || index.column() >= ColumnCount)
     return {};
   const int row = index.row();
+  if (role == Qt::ToolTipRole && row == Blocking && index.column() != Change) {
+    const std::string& b = (index.column() == Before ? m_trial->before : m_trial->after).code.blocking;
+    return b.empty() ? QVariant() : QVariant(qs(b));
+  }
   if (role == Qt::DisplayRole || role == Qt::ToolTipRole) {
     switch (index.column()) {
     case Before: return valueText(row, m_trial->before);

@@ -16,6 +16,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace fb::gui {
 
 using workbench::CodeKind;
@@ -62,7 +64,7 @@ ScheduleView::ScheduleView(QWidget* parent) : QWidget(parent) {
   m_blocking->setObjectName("scheduleBlocking");
   auto* compiled = new QGroupBox(tr("Compiled with"));
   auto* cl = new QVBoxLayout(compiled);
-  cl->addWidget(m_loopTable, 1);
+  cl->addWidget(m_loopTable);
   cl->addWidget(m_blocking);
 
   m_form = new ScheduleForm;
@@ -99,17 +101,24 @@ ScheduleView::ScheduleView(QWidget* parent) : QWidget(parent) {
   auto* left = new QWidget;
   auto* ll = new QVBoxLayout(left);
   ll->setContentsMargins(0, 0, 0, 0);
-  ll->addWidget(compiled, 1);
+  ll->addWidget(compiled);
   ll->addWidget(edit);
   ll->addWidget(m_session);
+  ll->addStretch(1);
 
   // Right: the trial's comparison and both variants' code.
   m_comparison = new TrialComparisonModel(this);
   m_compareTable = makeTable();
   m_compareTable->setObjectName("scheduleComparison");
   m_compareTable->setModel(m_comparison);
-  m_compareTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-  m_compareTable->setMinimumHeight(140);
+  // Before and After share the width; every measure shows without scrolling.
+  m_compareTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  m_compareTable->horizontalHeader()->setSectionResizeMode(TrialComparisonModel::Change,
+                                                           QHeaderView::ResizeToContents);
+  m_compareTable->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+  m_compareTable->setTextElideMode(Qt::ElideMiddle);
+  m_compareTable->setFixedHeight(m_compareTable->horizontalHeader()->sizeHint().height() +
+                                 TrialComparisonModel::RowCount * 22 + 4);
   m_codeTabs = new QTabWidget;
   m_codeTabs->setObjectName("scheduleCodeTabs");
   m_codeTabs->setDocumentMode(true);
@@ -185,6 +194,9 @@ void ScheduleView::setKernel(std::optional<workbench::KernelSchedule> kernel, co
                        .arg(qs(k.kernel), qs(k.opSummary), generator, nodes.join(' '),
                             k.override.empty() ? tr("default") : qs(k.override)));
   m_loopModel->setLoops(k.loops);
+  // As tall as the nest (up to a dozen loops), so the form below keeps its room.
+  m_loopTable->setFixedHeight(m_loopTable->horizontalHeader()->sizeHint().height() +
+                              int(std::min<size_t>(std::max<size_t>(k.loops.size(), 1), 12)) * 22 + 4);
   m_blocking->setText(k.interpreted ? tr("The executor runs this kernel with the reference "
                                          "interpreter: it has no schedule.")
                       : k.blocking.empty() ? tr("No GEMM blocking: the loop nest above is the code.")
@@ -208,7 +220,6 @@ QString ScheduleView::sessionText() const { return m_session->text(); }
 
 void ScheduleView::setTrial(std::optional<workbench::ScheduleTrial> trial) {
   m_comparison->setTrial(trial);
-  m_compareTable->resizeColumnsToContents();
   for (size_t i = 0; i < m_editors.size(); ++i) {
     auto pick = [&](const workbench::ScheduleVariant& v) -> const std::string& {
       return kTabKinds[i] == CodeKind::Loops ? v.code.loops
@@ -239,6 +250,13 @@ QString ScheduleView::statusText() const { return m_status->text(); }
 int ScheduleView::runs() const { return m_runs->value(); }
 
 void ScheduleView::setRuns(int runs) { m_runs->setValue(runs); }
+
+void ScheduleView::setShown(bool shown) {
+  if (shown == m_shown)
+    return;
+  m_shown = shown;
+  Q_EMIT shownChanged(shown);
+}
 
 void ScheduleView::setTextPointSize(int points) {
   for (auto& [before, after] : m_editors) {

@@ -47,6 +47,10 @@ public:
   int runs() const;
   void setRuns(int runs);
   void setTextPointSize(int points);
+  /// Whether the user can see the editor (its dock open, its tab on top): kernels are
+  /// described only for a shown editor.
+  void setShown(bool shown);
+  bool isShown() const { return m_shown; }
 
   ScheduleForm* form() const { return m_form; }
   LoopNestModel* loopModel() const { return m_loopModel; }
@@ -63,6 +67,7 @@ Q_SIGNALS:
   /// default schedule).
   void applyRequested(const cg::ScheduleOverride& change, int runs);
   void cancelRequested();
+  void shownChanged(bool shown);
 
 private:
   void requestApply();
@@ -70,6 +75,7 @@ private:
 
   std::optional<workbench::KernelSchedule> m_kernel;
   bool m_busy = false;
+  bool m_shown = false;
   QLabel* m_title;
   QTableView* m_loopTable;
   LoopNestModel* m_loopModel;

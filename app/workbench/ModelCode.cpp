@@ -174,6 +174,9 @@ std::vector<CodeSection> locateAssembly(const std::vector<std::string_view>& lin
     }
     std::string_view sized = directiveSymbol(lines[i], ".size");
     if (!current.empty() && sized == current) {
+      // The blank lines after the previous function belong to no one.
+      while (currentStart < i && trimmed(lines[currentStart]).empty())
+        ++currentStart;
       if (std::optional<size_t> k = owners.owner(current))
         cover(sections, seen, *k, currentStart, i);
       nextStart = i + 1;
