@@ -2,12 +2,14 @@
 #include "app/gui/CodeController.h"
 
 #include "app/gui/CodePane.h"
+#include "app/gui/CodeTextEdit.h"
 #include "app/gui/CodeView.h"
 #include "app/gui/Coordinator.h"
 #include "app/gui/WorkerGuard.h"
 
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QPlainTextEdit>
 #include <QPointer>
 #include <QTimer>
 #include <QtConcurrent/QtConcurrent>
@@ -19,8 +21,8 @@ namespace fb::gui {
 using workbench::CodeKind;
 
 namespace {
-/// Whole-model texts kept (a ResNet's optimized IR is a few MB).
-constexpr size_t kCacheLimit = 24;
+/// Whole-model texts kept (a ResNet's optimized IR is a few MB, its document several times that).
+constexpr size_t kCacheLimit = 12;
 } // namespace
 
 CodeController::CodeController(Coordinator* coordinator, CodeView* view, QObject* parent)
@@ -107,12 +109,14 @@ void CodeController::start(const CodeKey& key) {
   emitRequest.settings.schedule = m_coordinator->session().scheduleOverrides(m_coordinator->session().currentIndex());
   std::shared_ptr<const Graph> graph = key.graph;
   std::shared_ptr<workbench::JobControl> job = m_job;
-  m_watcher.setFuture(QtConcurrent::run([graph, emitRequest, job] {
+  const QFont font = m_view->pane(key.kind)->editor()->font();
+  m_watcher.setFuture(QtConcurrent::run([graph, emitRequest, job, font] {
     return guardedWork<CodeOutcome>(QStringLiteral("Generating code"), [&] {
       CodeOutcome out;
       auto code = workbench::emitModelCode(*graph, emitRequest, job.get());
       if (code.ok()) {
         out.code = std::make_shared<const workbench::ModelCode>(std::move(code).value());
+        out.document = CodeTextEdit::buildDocument(QString::fromStdString(out.code->code.text), font);
       } else {
         out.error = QString::fromStdString(code.error().message());
         out.unsupported = code.error().isUnsupported();
@@ -151,7 +155,7 @@ void CodeController::show(const CodeKey& key, const CodeOutcome& outcome) {
   CodePane* pane = m_view->pane(key.kind);
   if (outcome.code) {
     if (pane && pane->code() != outcome.code) // re-setting a large text costs a few ms per MB
-      m_view->setCode(key.kind, outcome.code);
+      m_view->setCode(key.kind, outcome.code, outcome.document);
     return;
   }
   if (key.kind == CodeKind::Ptx && outcome.unsupported)

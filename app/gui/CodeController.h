@@ -8,6 +8,7 @@
 #include <QFutureWatcher>
 #include <QObject>
 #include <QString>
+#include <QTextDocument>
 
 #include <map>
 #include <memory>
@@ -22,6 +23,9 @@ class Coordinator;
 /// A finished code job, as values.
 struct CodeOutcome {
   std::shared_ptr<const workbench::ModelCode> code;
+  /// The whole text as a document, built in the worker too: setting megabytes of text
+  /// would hold the GUI thread for a good part of a second.
+  std::shared_ptr<QTextDocument> document;
   QString error;
   bool unsupported = false; ///< this build cannot make that kind (PTX without a GPU backend)
   bool cancelled = false;

@@ -47,48 +47,40 @@ void CodeHighlighter::setCommentMarker(const QString& marker, const QTextCharFor
   m_commentFormat = format;
 }
 
-void CodeHighlighter::resetForNewText() {
-  const QTextDocument* doc = document();
-  m_lazy = doc && doc->blockCount() > kLazyBlockLimit;
-  m_coloured.assign(m_lazy ? size_t(doc->blockCount()) : 0, false);
-}
-
-void CodeHighlighter::highlightBlocks(int first, int last) {
-  QTextDocument* doc = document();
-  if (!m_lazy || !doc)
-    return;
-  first = std::max(first, 0);
-  last = std::min(last, int(m_coloured.size()) - 1);
-  for (int b = first; b <= last; ++b) {
-    if (m_coloured[size_t(b)])
-      continue;
-    m_coloured[size_t(b)] = true;
-    m_forcing = true;
-    rehighlightBlock(doc->findBlockByNumber(b));
-    m_forcing = false;
+QList<QTextLayout::FormatRange> CodeHighlighter::formatsFor(const QString& text) const {
+  // Which rule owns each character (later rules and the comment win), then one range per run.
+  const int commentRule = int(m_rules.size());
+  std::vector<int> owner(size_t(text.size()), -1);
+  auto own = [&](qsizetype start, qsizetype length, int rule) {
+    for (qsizetype i = start; i < start + length; ++i)
+      owner[size_t(i)] = rule;
+  };
+  for (size_t r = 0; r < m_rules.size(); ++r) {
+    auto it = m_rules[r].pattern.globalMatch(text);
+    while (it.hasNext()) {
+      const QRegularExpressionMatch m = it.next();
+      own(m.capturedStart(m_rules[r].group), m.capturedLength(m_rules[r].group), int(r));
+    }
   }
+  if (!m_comment.pattern().isEmpty())
+    if (const QRegularExpressionMatch m = m_comment.match(text); m.hasMatch())
+      own(m.capturedStart(), m.capturedLength(), commentRule);
+  QList<QTextLayout::FormatRange> ranges;
+  for (size_t i = 0; i < owner.size();) {
+    size_t j = i;
+    while (j < owner.size() && owner[j] == owner[i])
+      ++j;
+    if (owner[i] >= 0)
+      ranges.append({int(i), int(j - i),
+                     owner[i] == commentRule ? m_commentFormat : m_rules[size_t(owner[i])].format});
+    i = j;
+  }
+  return ranges;
 }
 
 void CodeHighlighter::highlightBlock(const QString& text) {
-  if (m_lazy && !m_forcing) {
-    // A full pass (a new document, a font change) keeps what was coloured and skips the rest.
-    const int b = currentBlock().blockNumber();
-    if (b < 0 || size_t(b) >= m_coloured.size() || !m_coloured[size_t(b)])
-      return;
-  }
-  for (const Rule& rule : m_rules) {
-    auto it = rule.pattern.globalMatch(text);
-    while (it.hasNext()) {
-      const QRegularExpressionMatch m = it.next();
-      if (m.capturedLength(rule.group) > 0)
-        setFormat(int(m.capturedStart(rule.group)), int(m.capturedLength(rule.group)), rule.format);
-    }
-  }
-  if (m_comment.isValid() && !m_comment.pattern().isEmpty()) {
-    const QRegularExpressionMatch m = m_comment.match(text);
-    if (m.hasMatch())
-      setFormat(int(m.capturedStart()), int(m.capturedLength()), m_commentFormat);
-  }
+  for (const QTextLayout::FormatRange& r : formatsFor(text))
+    setFormat(r.start, r.length, r.format);
 }
 
 LoopsHighlighter::LoopsHighlighter(QTextDocument* document) : CodeHighlighter(document) {

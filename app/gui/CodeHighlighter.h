@@ -1,6 +1,6 @@
 // Syntax highlighting of generated code: the loop-nest pseudo-code, LLVM IR, x86 assembly and
-// PTX, each a QSyntaxHighlighter subclass over one shared rule engine. Large texts are coloured
-// lazily, only the blocks a view shows, so a 30,000-line module does not freeze the window.
+// PTX, each a QSyntaxHighlighter subclass over one shared rule engine. The engine also gives a
+// line's formats directly, so an editor can colour a large text lazily (CodeTextEdit).
 #pragma once
 
 #include "app/workbench/Emit.h"
@@ -8,27 +8,20 @@
 #include <QRegularExpression>
 #include <QSyntaxHighlighter>
 #include <QTextCharFormat>
+#include <QTextLayout>
 
 #include <vector>
 
 namespace fb::gui {
 
 /// Colours a document by regular-expression rules (later rules win where they overlap) and a
-/// whole-line comment rule. In lazy mode only blocks passed to highlightBlocks() (and those
-/// coloured before) are coloured; the rest stay plain until they are shown.
+/// comment rule (from the marker to the end of the line).
 class CodeHighlighter : public QSyntaxHighlighter {
   Q_OBJECT
 public:
-  /// Documents with more blocks than this are coloured lazily.
-  static constexpr int kLazyBlockLimit = 2000;
-
-  /// Colours blocks [first, last] of the document that are not coloured yet (lazy mode).
-  void highlightBlocks(int first, int last);
-  /// Whether the attached document is coloured lazily.
-  bool isLazy() const { return m_lazy; }
-  /// Call after the document's text was replaced: forgets which blocks were coloured and
-  /// chooses lazy mode from the new block count.
-  void resetForNewText();
+  /// The formats of one line, as highlightBlock applies them (for colouring without
+  /// attaching the highlighter to a document).
+  QList<QTextLayout::FormatRange> formatsFor(const QString& text) const;
 
 protected:
   explicit CodeHighlighter(QTextDocument* document);
@@ -46,9 +39,6 @@ private:
   std::vector<Rule> m_rules;
   QRegularExpression m_comment;
   QTextCharFormat m_commentFormat;
-  bool m_lazy = false;
-  bool m_forcing = false;
-  std::vector<bool> m_coloured; ///< per block, in lazy mode
 };
 
 /// `kernel k3(...)`, `for i, j in grid(4, 16):`, `parallel(64)`, buffers, `# comments`.

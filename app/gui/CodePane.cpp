@@ -46,8 +46,10 @@ CodePane::CodePane(workbench::CodeKind kind, QWidget* parent) : QWidget(parent),
   setMessage(tr("No code yet."));
 }
 
-void CodePane::setCode(std::shared_ptr<const workbench::ModelCode> code, int kernel) {
+void CodePane::setCode(std::shared_ptr<const workbench::ModelCode> code, int kernel,
+                       std::shared_ptr<QTextDocument> document) {
   m_code = std::move(code);
+  m_document = std::move(document);
   m_kernel = m_code && kernel >= 0 && size_t(kernel) < m_code->sections.size() ? kernel : -1;
   reload();
   if (m_kernel >= 0)
@@ -56,6 +58,7 @@ void CodePane::setCode(std::shared_ptr<const workbench::ModelCode> code, int ker
 
 void CodePane::setMessage(const QString& text, bool error) {
   m_code.reset();
+  m_document.reset();
   m_message->setText(text);
   m_message->setStyleSheet(error ? QStringLiteral("QLabel { color: #8A1C14; }") : QString());
   m_stack->setCurrentWidget(m_message);
@@ -76,6 +79,14 @@ void CodePane::setKernelScope(bool kernelOnly) {
 void CodePane::reload() {
   if (!m_code)
     return;
+  if (!m_kernelOnly && m_document) {
+    m_updating = true;
+    m_edit->setSharedDocument(m_document);
+    m_stack->setCurrentWidget(m_edit);
+    m_updating = false;
+    markKernel();
+    return;
+  }
   QString text;
   if (m_kernelOnly) {
     if (m_kernel < 0) {
@@ -103,8 +114,6 @@ void CodePane::reload() {
   m_updating = false;
   markKernel();
 }
-
-QPlainTextEdit* CodePane::editor() const { return m_edit; }
 
 CodeHighlighter* CodePane::highlighter() const { return m_edit->highlighter(); }
 

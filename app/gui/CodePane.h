@@ -2,6 +2,7 @@
 // highlighted, with the selected kernel's lines marked and clicks mapped back to kernels.
 #pragma once
 
+#include "app/gui/CodeTextEdit.h"
 #include "app/workbench/ModelCode.h"
 
 #include <QWidget>
@@ -11,6 +12,7 @@
 class QLabel;
 class QPlainTextEdit;
 class QStackedWidget;
+class QTextDocument;
 
 namespace fb::gui {
 
@@ -26,8 +28,10 @@ public:
   explicit CodePane(workbench::CodeKind kind, QWidget* parent = nullptr);
 
   workbench::CodeKind kind() const { return m_kind; }
-  /// Shows `code` with kernel `kernel` (-1: none) marked and scrolled to.
-  void setCode(std::shared_ptr<const workbench::ModelCode> code, int kernel);
+  /// Shows `code` with kernel `kernel` (-1: none) marked and scrolled to. `document`, when
+  /// given, is the whole text already built off the GUI thread (CodeTextEdit::buildDocument).
+  void setCode(std::shared_ptr<const workbench::ModelCode> code, int kernel,
+               std::shared_ptr<QTextDocument> document = nullptr);
   const std::shared_ptr<const workbench::ModelCode>& code() const { return m_code; }
   /// Replaces the text by a message ("Compiling…", why PTX is unavailable); `error` in red.
   void setMessage(const QString& text, bool error = false);
@@ -45,7 +49,7 @@ public:
   bool find(const QString& text, bool backward);
   /// The text in the editor (the module or the kernel's section).
   QString text() const;
-  QPlainTextEdit* editor() const;
+  CodeTextEdit* editor() const { return m_edit; }
   CodeHighlighter* highlighter() const;
   void setTextPointSize(int points);
 
@@ -63,6 +67,7 @@ private:
   QLabel* m_message;
   CodeTextEdit* m_edit;
   std::shared_ptr<const workbench::ModelCode> m_code;
+  std::shared_ptr<QTextDocument> m_document; ///< the whole text, when built elsewhere
   bool m_kernelOnly = false;
   int m_kernel = -1;
   std::pair<int, int> m_marked{0, 0};

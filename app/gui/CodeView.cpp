@@ -156,12 +156,13 @@ void CodeView::setCurrentKind(CodeKind kind) {
     m_tabs->setCurrentWidget(p);
 }
 
-void CodeView::setCode(CodeKind kind, std::shared_ptr<const workbench::ModelCode> code) {
+void CodeView::setCode(CodeKind kind, std::shared_ptr<const workbench::ModelCode> code,
+                       std::shared_ptr<QTextDocument> document) {
   CodePane* p = pane(kind);
   if (!p)
     return;
   const int k = code ? code->kernelOfNode(m_selected) : -1;
-  p->setCode(std::move(code), k);
+  p->setCode(std::move(code), k, std::move(document));
   updateStatus();
 }
 

@@ -15,6 +15,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QTabWidget;
+class QTextDocument;
 class QToolButton;
 
 namespace fb::gui {
@@ -34,8 +35,10 @@ public:
   CodePane* pane(workbench::CodeKind kind) const;
   workbench::CodeKind currentKind() const;
   void setCurrentKind(workbench::CodeKind kind);
-  /// Shows `kind`'s code of the current snapshot, marking the selected node's kernel.
-  void setCode(workbench::CodeKind kind, std::shared_ptr<const workbench::ModelCode> code);
+  /// Shows `kind`'s code of the current snapshot, marking the selected node's kernel;
+  /// `document` is its text built off the GUI thread, when it was.
+  void setCode(workbench::CodeKind kind, std::shared_ptr<const workbench::ModelCode> code,
+               std::shared_ptr<QTextDocument> document = nullptr);
   /// Shows a message in `kind`'s tab instead of code.
   void setMessage(workbench::CodeKind kind, const QString& text, bool error = false);
   /// Marks the kernel computing node `id` in every tab and scrolls to it (emits nothing).
