@@ -3,6 +3,7 @@
 
 #include "app/gui/CodeController.h"
 #include "app/gui/CodePane.h"
+#include "app/gui/CodeTextEdit.h"
 #include "app/gui/CodeView.h"
 #include "app/gui/Coordinator.h"
 #include "app/gui/DockManager.h"
@@ -13,57 +14,65 @@
 #include <QApplication>
 #include <QDir>
 #include <QDockWidget>
+#include <QLineEdit>
 #include <QMainWindow>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollBar>
+#include <QSpinBox>
+#include <QTabWidget>
 #include <QTextBlock>
 #include <QTextDocument>
-#include <QSpinBox>
-#include <QLineEdit>
-#include <QTabWidget>
 #include <QTimer>
+
+#include <algorithm>
 
 namespace fb::gui {
 
 namespace {
 
-/// The node whose kernel is worth showing: the fused group with a convolution and the most
-/// ops (a Conv+Add+Relu residual tail over a Conv+Relu), else the first convolution, else the
-/// first node.
+/// The node whose kernel is worth showing: the fused group with a convolution and the most ops
+/// (a Conv+Add+Relu residual tail over a Conv+Relu); in a model without one (a transformer),
+/// the largest group around a MatMul or Gemm; else the first convolution; else the first node.
 NodeId interestingConvNode(const Graph& g) {
-  NodeId best = 0;
-  size_t bestOps = 0;
-  for (const auto& n : g.nodes()) {
-    if (!n->body())
-      continue;
-    bool conv = false;
-    for (const auto& inner : n->body()->nodes())
-      conv |= inner->op() == OpKind::Conv;
-    if (conv && n->body()->nodes().size() > bestOps) {
-      best = n->id();
-      bestOps = n->body()->nodes().size();
+  auto largestGroupWith = [&](std::initializer_list<OpKind> anchors) {
+    NodeId best = 0;
+    size_t bestOps = 0;
+    for (const auto& n : g.nodes()) {
+      if (!n->body())
+        continue;
+      bool anchored = false;
+      for (const auto& inner : n->body()->nodes())
+        anchored |= std::find(anchors.begin(), anchors.end(), inner->op()) != anchors.end();
+      if (anchored && n->body()->nodes().size() > bestOps) {
+        best = n->id();
+        bestOps = n->body()->nodes().size();
+      }
     }
-  }
-  if (best)
     return best;
+  };
+  if (NodeId conv = largestGroupWith({OpKind::Conv}))
+    return conv;
+  if (NodeId gemm = largestGroupWith({OpKind::MatMul, OpKind::Gemm}))
+    return gemm;
   for (const auto& n : g.nodes())
     if (n->op() == OpKind::Conv)
       return n->id();
   return g.nodes().empty() ? 0 : g.nodes().front()->id();
 }
 
-/// Scrolls `pane` to the first line of its marked kernel holding `needle`, a few lines from the
-/// top, so a picture shows the kernel's inner loop (its FMAs) rather than its prologue.
-void scrollToInKernel(CodePane* pane, const QString& needle) {
-  const auto [first, count] = pane->markedLines();
-  if (count == 0 || needle.isEmpty())
-    return;
-  QTextDocument* doc = pane->editor()->document();
+/// Scrolls `edit` to the first line in [first, first + count) holding `needle`, a few lines from
+/// the top, so a picture shows a kernel's inner loop (its FMAs) rather than its prologue.
+/// False when no such line.
+bool scrollToText(QPlainTextEdit* edit, const QString& needle, int first, int count) {
+  if (count <= 0 || needle.isEmpty())
+    return false;
+  QTextDocument* doc = edit->document();
   const QTextCursor found = doc->find(needle, doc->findBlockByNumber(first).position());
   if (found.isNull() || found.blockNumber() >= first + count)
-    return;
-  pane->editor()->verticalScrollBar()->setValue(std::max(first, found.blockNumber() - 12));
+    return false;
+  edit->verticalScrollBar()->setValue(std::max(first, found.blockNumber() - 12));
+  return true;
 }
 
 } // namespace
@@ -146,7 +155,9 @@ QStringList CodeDocks::saveScreenshots(const QString& dir, QString* error) {
       break;
     }
     m_codeView->selectNode(m_coordinator->selectedNode()); // scroll to the kernel again
-    scrollToInKernel(m_codeView->pane(kind), QString::fromLatin1(needle));
+    CodePane* pane = m_codeView->pane(kind);
+    scrollToText(pane->editor(), QString::fromLatin1(needle), pane->markedLines().first,
+                 pane->markedLines().second);
     if (!(ok = save(m_codeView, QString::fromLatin1(file))))
       break;
   }
@@ -182,7 +193,16 @@ QStringList CodeDocks::saveScreenshots(const QString& dir, QString* error) {
       m_scheduleDock->setFloating(false);
       return {};
     }
+    // A GEMM kernel's register tile shows in its assembly (the FMAs of one micro-kernel
+    // step); a loop kernel's tile in its loops.
     m_scheduleView->codeTabs()->setCurrentIndex(0);
+    if (k->gemm) {
+      m_scheduleView->codeTabs()->setCurrentIndex(2);
+      QApplication::processEvents();
+      for (QPlainTextEdit* e : {static_cast<QPlainTextEdit*>(m_scheduleView->beforeEditor(workbench::CodeKind::Assembly)),
+                                static_cast<QPlainTextEdit*>(m_scheduleView->afterEditor(workbench::CodeKind::Assembly))})
+        scrollToText(e, QStringLiteral("vfmadd"), 0, e->document()->blockCount());
+    }
   }
   ok = save(m_scheduleView, QStringLiteral("schedule.png"));
   m_scheduleDock->setFloating(false);

@@ -196,7 +196,7 @@ void ScheduleView::setKernel(std::optional<workbench::KernelSchedule> kernel, co
   m_loopModel->setLoops(k.loops);
   // As tall as the nest (up to a dozen loops), so the form below keeps its room.
   m_loopTable->setFixedHeight(m_loopTable->horizontalHeader()->sizeHint().height() +
-                              int(std::min<size_t>(std::max<size_t>(k.loops.size(), 1), 12)) * 22 + 4);
+                              int(std::min<size_t>(std::max<size_t>(k.loops.size(), 1), 12)) * 22 + 8);
   m_blocking->setText(k.interpreted ? tr("The executor runs this kernel with the reference "
                                          "interpreter: it has no schedule.")
                       : k.blocking.empty() ? tr("No GEMM blocking: the loop nest above is the code.")
