@@ -107,7 +107,7 @@ Q_SIGNALS:
   /// A model started loading in the background.
   void loadStarted(const QString& path);
   void snapshotChanged(int index);
-  /// The selected node of the current snapshot changed (0: none), from any view.
+  /// A node was selected in some view (0: none); every view follows.
   void selectionChanged(fb::NodeId id);
   /// A pass step finished (ok false: it failed or its result was stale and dropped).
   void stepFinished(bool ok);

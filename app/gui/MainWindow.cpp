@@ -1,6 +1,7 @@
 // The main window: layout of views and docks, menus, status bar, recent files, drag and drop.
 #include "app/gui/MainWindow.h"
 
+#include "app/gui/CodeDocks.h"
 #include "app/gui/Coordinator.h"
 #include "app/gui/DiffView.h"
 #include "app/gui/DockManager.h"
@@ -111,7 +112,7 @@ MainWindow::MainWindow(bool persistent, QWidget* parent)
   QDockWidget* inspectorDock = m_docks->addDock("inspector", tr("Inspector"), m_inspector, Qt::RightDockWidgetArea);
   QDockWidget* irDock = m_docks->addDock("ir", tr("IR text"), m_ir, Qt::RightDockWidgetArea);
   splitDockWidget(inspectorDock, irDock, Qt::Vertical);
-  m_docks->addDock("timeline", tr("Snapshots"), m_timeline, Qt::BottomDockWidgetArea);
+  QDockWidget* timelineDock = m_docks->addDock("timeline", tr("Snapshots"), m_timeline, Qt::BottomDockWidgetArea);
 
   m_statusText = new QLabel;
   m_progress = new QProgressBar;
@@ -136,6 +137,7 @@ MainWindow::MainWindow(bool persistent, QWidget* parent)
   m_coordinator = new Coordinator(views, this);
   m_runs = new RunController(this);
   m_runProfile = new RunProfileDocks(this, *m_docks, m_coordinator, m_graph, m_docks->dock("timeline"));
+  m_codeDocks = new CodeDocks(this, m_docks.get(), m_coordinator, irDock, timelineDock);
 
   buildMenus();
   wireActions();
@@ -416,6 +418,7 @@ void MainWindow::setPresentationMode(bool on) {
   qApp->setStyleSheet(on ? QStringLiteral("QWidget { font-size: %1pt; }").arg(points) : QString());
   m_ir->setTextPointSize(points);
   m_diff->setTextPointSize(points);
+  m_codeDocks->setTextPointSize(points);
   if (on)
     m_graph->zoomIn();
   else
@@ -507,6 +510,7 @@ void MainWindow::runCurrentOnCpu() {
     return;
   workbench::RunSettings settings;
   settings.backend = workbench::Backend::Cpu;
+  settings.compile.schedule = s.scheduleOverrides(s.currentIndex()); // the schedule editor's
   m_runs->run(s.graph(s.currentIndex()), s.graph(0), int(s.currentIndex()), settings);
 }
 

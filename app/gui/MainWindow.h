@@ -20,6 +20,7 @@ class QToolButton;
 
 namespace fb::gui {
 
+class CodeDocks;
 class Coordinator;
 class DiffView;
 class DockManager;
@@ -78,6 +79,8 @@ public:
   DiffView* diffView() const { return m_diff; }
   const MainActions& actions() const { return m_actions; }
   DockManager* docks() const { return m_docks.get(); }
+  /// The code view and the schedule editor with their controllers.
+  CodeDocks* codeDocks() const { return m_codeDocks; }
   QLineEdit* searchField() const { return m_search; }
   /// Runs a search as the search bar does; returns the number of matches.
   int search(const QString& text);
@@ -108,6 +111,7 @@ private:
   Coordinator* m_coordinator = nullptr;
   RunController* m_runs = nullptr;
   RunProfileDocks* m_runProfile = nullptr;
+  CodeDocks* m_codeDocks = nullptr;
   GraphView* m_graph = nullptr;
   PipelinePanel* m_pipeline = nullptr;
   InspectorView* m_inspector = nullptr;

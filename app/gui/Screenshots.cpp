@@ -1,6 +1,7 @@
 // The --screenshot mode: renders the main window and each view of the current state to PNG.
 #include "app/gui/MainWindow.h"
 
+#include "app/gui/CodeDocks.h"
 #include "app/gui/Coordinator.h"
 #include "app/gui/DiffView.h"
 #include "app/gui/InspectorView.h"
@@ -155,7 +156,13 @@ QStringList MainWindow::saveScreenshots(const QString& dir, QString* error) {
   const QStringList more = m_runProfile->saveScreenshots(dir, error);
   if (more.isEmpty())
     return {};
-  return written + more;
+  written << more;
+  // The kernel code and the schedule editor (they select a fused convolution group).
+  const QStringList code = m_codeDocks->saveScreenshots(dir, error);
+  if (code.isEmpty())
+    return {};
+  written << code;
+  return written;
 }
 
 } // namespace fb::gui

@@ -7,6 +7,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <algorithm>
+#include <cassert>
 
 namespace fb::workbench {
 
@@ -44,6 +45,11 @@ Expected<EmittedCode> emitCode(const Graph& graph, const EmitRequest& request,
   // Pack as the backend will, so GEMM kernels also show the blocking they compile with.
   FB_TRY(cg::prepareKernels(kernels, co.emit.useGemm));
   out.kernels = kernels.size();
+  // lowerGraph makes one kernel per top-level node, in the graph's order.
+  assert(kernels.size() == bound->nodes().size() && "one kernel per node");
+  for (size_t i = 0; i < kernels.size(); ++i)
+    out.kernelList.push_back({kernels[i].name, kernels[i].opSummary, bound->nodes()[i]->id(),
+                              kernels[i].nodes, kernels[i].interpreted});
   FB_TRY(checkCancelled(job, "emit"));
   reportProgress(job, 0.3, "emit");
   const int level = request.kind == CodeKind::LlvmRaw ? -1 : co.llvmOptLevel;

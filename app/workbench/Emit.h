@@ -5,6 +5,7 @@
 #include "app/workbench/Compile.h"
 
 #include <string>
+#include <vector>
 
 namespace fb::workbench {
 
@@ -32,6 +33,15 @@ struct EmitRequest {
   std::string weightsFileName = "model.weights"; ///< Object: the blob the header names
 };
 
+/// One kernel of an emitted module, in the module's order (kernel i is the snapshot's node i).
+struct EmittedKernel {
+  std::string name;          ///< "k3_conv_relu"
+  std::string opSummary;     ///< "Conv+Relu"
+  NodeId node = 0;           ///< the snapshot's node it was lowered from (a fused group's id)
+  std::vector<NodeId> nodes; ///< the nodes it computes (a fused group: its body's ids)
+  bool interpreted = false;  ///< no code: the executor runs it through the interpreter
+};
+
 /// The emitted code: `text` for the text kinds; `object`, `header` and `weights` for Object.
 struct EmittedCode {
   CodeKind kind = CodeKind::Loops;
@@ -39,6 +49,8 @@ struct EmittedCode {
   std::string object, header, weights;
   size_t kernels = 0;
   std::string cpu; ///< the CPU the code is for
+  /// Every kernel with the nodes it covers, so a view can map code to the graph and back.
+  std::vector<EmittedKernel> kernelList;
 };
 
 /// Lowers `graph` (symbolic dims bound from settings.dims) and emits every kernel in one

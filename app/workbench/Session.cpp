@@ -374,4 +374,24 @@ std::optional<size_t> Session::snapshotWithNode(NodeId id, size_t before) const 
   return std::nullopt;
 }
 
+const std::vector<cg::ScheduleOverride>& Session::scheduleOverrides(size_t index) const {
+  static const std::vector<cg::ScheduleOverride> kNone;
+  return index < m_snapshots.size() ? m_schedules.overrides(m_snapshots[index].graph) : kNone;
+}
+
+void Session::setScheduleOverrides(size_t index, std::vector<cg::ScheduleOverride> overrides) {
+  if (index >= m_snapshots.size())
+    return;
+  // Snapshots dropped since (a new model, an edited pipeline) take their overrides with them.
+  std::vector<std::shared_ptr<const Graph>> alive;
+  for (const Snapshot& s : m_snapshots)
+    alive.push_back(s.graph);
+  m_schedules.prune(alive);
+  m_schedules.setOverrides(m_snapshots[index].graph, std::move(overrides));
+}
+
+std::string Session::scheduleText(size_t index) const {
+  return cg::printScheduleOverrides(scheduleOverrides(index));
+}
+
 } // namespace fb::workbench

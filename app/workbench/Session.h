@@ -1,6 +1,7 @@
 // The workbench session: one model, a pipeline of passes and the snapshot history stepped through.
 #pragma once
 
+#include "app/workbench/ScheduleBook.h"
 #include "core/Cost.h"
 #include "core/GraphDiff.h"
 #include "core/NumericDiff.h"
@@ -155,6 +156,14 @@ public:
   /// The latest snapshot at or before `before` whose graph has a node `id` (provenance links).
   std::optional<size_t> snapshotWithNode(NodeId id, size_t before) const;
 
+  // -- schedules --
+  /// The schedule overrides snapshot `index` compiles with (the GUI's schedule editor).
+  const std::vector<cg::ScheduleOverride>& scheduleOverrides(size_t index) const;
+  /// Replaces them; an empty list puts every kernel back on its default schedule.
+  void setScheduleOverrides(size_t index, std::vector<cg::ScheduleOverride> overrides);
+  /// What fusebox-opt's --schedule would say for snapshot `index`.
+  std::string scheduleText(size_t index) const;
+
 private:
   void truncateFrom(size_t stepIndex);
 
@@ -166,6 +175,7 @@ private:
   uint64_t m_generation = 1;
   PassManagerOptions m_pmOptions;
   std::string m_reproducerPath;
+  ScheduleBook m_schedules; ///< per snapshot graph; entries of dropped snapshots are pruned
 };
 
 /// A numeric diff run as a value job (off the GUI thread).

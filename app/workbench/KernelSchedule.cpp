@@ -1,0 +1,112 @@
+// Describing each kernel's compiled schedule from its lowered loop nest and GEMM spec.
+#include "app/workbench/KernelSchedule.h"
+
+#include "codegen/exec/KernelModules.h"
+#include "codegen/gemm/GemmEmitter.h"
+#include "codegen/gemm/GemmPlan.h"
+#include "codegen/loops/LoopIR.h"
+
+#include <algorithm>
+
+namespace fb::workbench {
+
+namespace {
+
+void collectLoops(const cg::StmtPtr& s, int depth, std::vector<LoopDescription>& out) {
+  if (!s)
+    return;
+  switch (s->kind) {
+  case cg::Stmt::Kind::For: {
+    LoopDescription d;
+    d.var = s->var;
+    int64_t extent = 0;
+    if (s->extent && s->extent->isIntConst(&extent))
+      d.extent = extent;
+    d.kind = cg::forKindName(s->forKind);
+    d.depth = depth;
+    out.push_back(std::move(d));
+    collectLoops(s->body, depth + 1, out);
+    return;
+  }
+  case cg::Stmt::Kind::Block:
+    for (const cg::StmtPtr& x : s->stmts)
+      collectLoops(x, depth, out);
+    return;
+  case cg::Stmt::Kind::If:
+    collectLoops(s->thenBody, depth, out);
+    collectLoops(s->elseBody, depth, out);
+    return;
+  case cg::Stmt::Kind::Let:
+  case cg::Stmt::Kind::Alloc:
+    collectLoops(s->body, depth, out);
+    return;
+  case cg::Stmt::Kind::Store: return;
+  }
+}
+
+} // namespace
+
+Expected<std::vector<KernelSchedule>> describeSchedules(const Graph& graph,
+                                                        const CompileSettings& settings,
+                                                        const JobControl* job) {
+  FB_ASSIGN_OR_RETURN(cg::CompileOptions co, compileOptionsFor(settings, {}));
+  reportProgress(job, 0.0, "lower");
+  FB_ASSIGN_OR_RETURN(std::unique_ptr<Graph> bound, cg::bindStaticShapes(graph, {}, co.dims));
+  FB_ASSIGN_OR_RETURN(std::vector<cg::Kernel> kernels, cg::lowerGraph(*bound, co.lower));
+  // Pack as the backend does: packing pins the register tile the code is generated with.
+  FB_TRY(cg::prepareKernels(kernels, co.emit.useGemm));
+  FB_TRY(checkCancelled(job, "describe schedules"));
+  std::vector<KernelSchedule> out;
+  out.reserve(kernels.size());
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const cg::Kernel& k = kernels[i];
+    KernelSchedule s;
+    s.index = i;
+    s.kernel = k.name;
+    s.opSummary = k.opSummary;
+    s.node = i < bound->nodes().size() ? bound->nodes()[i]->id() : 0;
+    s.nodes = k.nodes;
+    s.override = k.schedule;
+    s.interpreted = k.interpreted;
+    s.loopsText = cg::kernelLoopText(k);
+    collectLoops(k.body, 0, s.loops);
+    if (k.gemm && co.emit.useGemm) {
+      if (auto blocking = cg::describeGemmBlocking(k); blocking.ok())
+        s.blocking = *blocking;
+      s.depthwise = cg::isDepthwise(*k.gemm);
+      if (!s.depthwise) {
+        // A spec the generator rejects compiles from its loop nest (KernelModules.h).
+        if (auto plan = cg::planGemm(k, co.threads); plan.ok()) {
+          s.gemm = true;
+          s.mr = plan->mr;
+          s.nr = plan->nr;
+          s.mc = plan->mc;
+          s.kc = plan->kc;
+          s.nc = plan->nc;
+          s.gemmParallel = plan->parallel;
+        }
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  reportProgress(job, 1.0, "described");
+  return out;
+}
+
+std::vector<cg::ScheduleOverride> withOverride(std::vector<cg::ScheduleOverride> current,
+                                               const cg::ScheduleOverride& update) {
+  auto it = std::find_if(current.begin(), current.end(), [&](const cg::ScheduleOverride& o) {
+    return o.kernel == update.kernel;
+  });
+  if (update.directives.empty()) {
+    if (it != current.end())
+      current.erase(it);
+  } else if (it != current.end()) {
+    *it = update;
+  } else {
+    current.push_back(update);
+  }
+  return current;
+}
+
+} // namespace fb::workbench
