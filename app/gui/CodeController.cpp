@@ -22,7 +22,7 @@ using workbench::CodeKind;
 
 namespace {
 /// Whole-model texts kept (a ResNet's optimized IR is a few MB, its document several times that).
-constexpr size_t kCacheLimit = 12;
+constexpr size_t kCacheLimit = 8;
 } // namespace
 
 CodeController::CodeController(Coordinator* coordinator, CodeView* view, QObject* parent)

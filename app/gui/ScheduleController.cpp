@@ -3,6 +3,7 @@
 
 #include "app/gui/CodeController.h"
 #include "app/gui/Coordinator.h"
+#include "app/gui/ScheduleModels.h"
 #include "app/gui/ScheduleView.h"
 #include "app/gui/WorkerGuard.h"
 
@@ -21,11 +22,6 @@ namespace {
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 constexpr size_t kCacheLimit = 16;
-
-QString formatUs(double us) {
-  return us >= 1000 ? QStringLiteral("%1 ms").arg(us / 1000, 0, 'f', 2)
-                    : QStringLiteral("%1 \u00B5s").arg(us, 0, 'f', 1);
-}
 
 } // namespace
 
@@ -244,8 +240,8 @@ void ScheduleController::onTrialDone() {
     if (!tr_.after.timing.us.empty() && tr_.after.timing.medianUs > 0) {
       const double speedup = tr_.before.timing.medianUs / tr_.after.timing.medianUs;
       summary = tr("%1: %2 \u2192 %3 (%4\u00D7 %5), median of %6 runs each.")
-                    .arg(kernel, formatUs(tr_.before.timing.medianUs),
-                         formatUs(tr_.after.timing.medianUs))
+                    .arg(kernel, TrialComparisonModel::formatTime(tr_.before.timing.medianUs),
+                         TrialComparisonModel::formatTime(tr_.after.timing.medianUs))
                     .arg(speedup >= 1 ? speedup : 1 / speedup, 0, 'f', 2)
                     .arg(speedup >= 1 ? tr("faster") : tr("slower"))
                     .arg(tr_.after.timing.us.size());

@@ -14,12 +14,6 @@ namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
-QString formatUs(double us) {
-  if (us >= 1000)
-    return QStringLiteral("%1 ms").arg(us / 1000, 0, 'f', 2);
-  return QStringLiteral("%1 \u00B5s").arg(us, 0, 'f', us < 10 ? 2 : 1);
-}
-
 int lineCount(const std::string& text) {
   int n = 0;
   for (char c : text)
@@ -91,6 +85,12 @@ QVariant LoopNestModel::headerData(int section, Qt::Orientation orientation, int
 
 // ---- TrialComparisonModel ----
 
+QString TrialComparisonModel::formatTime(double us) {
+  if (us >= 1000)
+    return QStringLiteral("%1 ms").arg(us / 1000, 0, 'f', 2);
+  return QStringLiteral("%1 \u00B5s").arg(us, 0, 'f', us < 10 ? 2 : 1);
+}
+
 void TrialComparisonModel::setTrial(std::optional<workbench::ScheduleTrial> trial) {
   beginResetModel();
   m_trial = std::move(trial);
@@ -141,9 +141,9 @@ QVariant TrialComparisonModel::valueText(int row, const workbench::ScheduleVaria
   const bool timed = !v.timing.us.empty();
   switch (row) {
   case Schedule: return v.code.schedule.empty() ? tr("default") : qs(v.code.schedule);
-  case MedianTime: return timed ? formatUs(v.timing.medianUs) : tr("not timed");
-  case MinTime: return timed ? formatUs(v.timing.minUs) : QStringLiteral("\u2014");
-  case MaxTime: return timed ? formatUs(v.timing.maxUs) : QStringLiteral("\u2014");
+  case MedianTime: return timed ? formatTime(v.timing.medianUs) : tr("not timed");
+  case MinTime: return timed ? formatTime(v.timing.minUs) : QStringLiteral("\u2014");
+  case MaxTime: return timed ? formatTime(v.timing.maxUs) : QStringLiteral("\u2014");
   case Runs: return int(v.timing.us.size());
   case Generator: return qs(v.code.generator);
   case Blocking: // the register tile and cache blocks; the rest is in the tooltip
