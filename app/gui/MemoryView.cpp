@@ -134,10 +134,6 @@ void MemoryView::makePane(Pane& pane) {
   c->legend()->setAlignment(Qt::AlignBottom);
   pane.chart->axisX()->setTitleText(tr("execution step"));
   pane.chart->axisX()->setLabelFormat(QStringLiteral("%.0f"));
-  pane.chart->axisX()->setTickType(QValueAxis::TicksDynamic);
-  pane.chart->axisX()->setTickAnchor(0);
-  pane.chart->axisY()->setTickType(QValueAxis::TicksDynamic);
-  pane.chart->axisY()->setTickAnchor(0);
   // The anchor series carries no data; keep it out of the legend.
   for (QLegendMarker* m : c->legend()->markers(pane.chart->anchorSeries()))
     m->setVisible(false);
@@ -200,7 +196,7 @@ void MemoryView::showOutcome(const PlanOutcome& outcome) {
     unit = 1 << 10;
     unitName = QStringLiteral("KiB");
   }
-  const double yMax = std::max(maxBytes / unit, 1e-9);
+  const double yMax = std::max(maxBytes / unit, 1.0); // an empty plan still gets a sane axis
   fillPane(m_main, outcome.main, unit, unitName, yMax);
   if (other && !m_other.chart->isVisibleTo(this)) {
     m_other.chart->show();
@@ -287,10 +283,8 @@ void MemoryView::fillPane(Pane& pane, const PlannedSnapshot& s, double unit,
   const double bound = double(r.plan.lowerBoundBytes) / unit, arena = double(r.plan.arenaBytes) / unit;
   pane.lowerBound->replace({QPointF(0, bound), QPointF(steps, bound)});
   pane.arena->replace({QPointF(0, arena), QPointF(steps, arena)});
-  pane.chart->axisX()->setRange(0, steps);
-  pane.chart->axisX()->setTickInterval(std::max(1.0, niceInterval(steps, 8)));
-  pane.chart->axisY()->setRange(0, yMax * 1.05);
-  pane.chart->axisY()->setTickInterval(niceInterval(yMax * 1.05, 6));
+  RectChart::setAxis(pane.chart->axisX(), 0, steps, std::max(1.0, niceInterval(steps, 8)));
+  RectChart::setAxis(pane.chart->axisY(), 0, yMax * 1.05, niceInterval(yMax * 1.05, 6));
   pane.chart->axisY()->setLabelFormat(unit == 1 ? QStringLiteral("%.0f") : QStringLiteral("%.3g"));
   pane.chart->axisY()->setTitleText(tr("arena offset (%1)").arg(unitName));
   pane.chart->chart()->zoomReset();

@@ -82,6 +82,14 @@ RectChart::RectChart(QWidget* parent) : QChartView(new QChart, parent) {
 
 RectChart::~RectChart() = default;
 
+void RectChart::setAxis(QValueAxis* axis, double min, double max, double interval) {
+  axis->setTickType(QValueAxis::TicksFixed);
+  axis->setRange(min, max);
+  axis->setTickInterval(interval);
+  axis->setTickAnchor(min);
+  axis->setTickType(QValueAxis::TicksDynamic);
+}
+
 void RectChart::setRects(std::vector<ChartRect> rects) {
   m_rects = std::move(rects);
   m_highlighted.clear();

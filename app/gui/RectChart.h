@@ -40,6 +40,11 @@ public:
   /// The series every mapping goes through (empty; keep it attached to both axes).
   QLineSeries* anchorSeries() const { return m_anchor; }
 
+  /// Sets an axis to [min, max] with a tick every `interval`. Dynamic ticks are switched off
+  /// while the range changes: Qt Charts lays out the ticks of the old interval over the new
+  /// range first, and an interval meant for 0..1 KiB over 0..80 MiB is millions of labels.
+  static void setAxis(QValueAxis* axis, double min, double max, double interval);
+
   /// Replaces the rectangles (drawn in this order: later ones on top).
   void setRects(std::vector<ChartRect> rects);
   const std::vector<ChartRect>& rects() const { return m_rects; }

@@ -13,6 +13,7 @@
 
 #include <QDockWidget>
 #include <QMainWindow>
+#include <QTimer>
 
 #include <algorithm>
 #include <cmath>
@@ -47,8 +48,13 @@ RunProfileDocks::RunProfileDocks(QMainWindow* window, DockManager& docks, Coordi
 
   // Memory: planned lazily, when the dock shows a stale plan.
   connect(m_memoryDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-    if (visible && m_memoryStale)
-      refreshMemory();
+    // Showing the window reports every tabbed dock visible for a moment; plan only for the one
+    // that stays on screen.
+    if (visible)
+      QTimer::singleShot(0, this, [this] {
+        if (m_memoryStale && m_memory->isVisible())
+          refreshMemory();
+      });
   });
   connect(m_memory, &MemoryView::compareRequested, this, [this] { refreshMemory(); });
   connect(m_memory, &MemoryView::nodeClicked, this, [this](NodeId id, int snapshot) {

@@ -239,6 +239,26 @@ private Q_SLOTS:
              qPrintable(w.runProfile()->memoryView()->totalsText()));
   }
 
+  /// Axes follow each plan's scale: every plan gets about ten ticks, never the old interval over
+  /// the new range (Qt Charts would lay out billions of labels and run out of memory).
+  void memoryViewAxesFollowEachPlan() {
+    MainWindow w(/*persistent=*/false);
+    w.show();
+    showDock(w, "memory");
+    RectChart* chart = w.runProfile()->memoryView()->chart();
+    // dynamic_batch has no plan (symbolic shapes): its empty chart must not leave a tiny
+    // interval behind for the next model.
+    for (const char* name : {"mlp.onnx", "mobilenet_v2_block.onnx", "dynamic_batch.onnx", "small_cnn.onnx"}) {
+      QVERIFY(w.openFile(sample(name)));
+      QVERIFY(planAndWait(w.runProfile()));
+      QCOMPARE(chart->rects().empty(), QByteArray(name) == "dynamic_batch.onnx");
+      for (QValueAxis* axis : {chart->axisX(), chart->axisY()}) {
+        const double ticks = (axis->max() - axis->min()) / axis->tickInterval();
+        QVERIFY2(ticks >= 1 && ticks <= 20, qPrintable(QStringLiteral("%1: %2 ticks").arg(name).arg(ticks)));
+      }
+    }
+  }
+
   /// The GPU is offered disabled with the facade's reason; a run shows every output with its
   /// shape and first values and the comparison the workbench computes; files replace random
   /// inputs; a bad file or tolerance is an error in words.
