@@ -8,8 +8,8 @@
 
 namespace fb::workbench {
 
-KernelTiming kernelTiming(std::vector<double> us) {
-  KernelTiming t;
+TrialTiming trialTiming(std::vector<double> us) {
+  TrialTiming t;
   if (us.empty())
     return t;
   std::vector<double> sorted = us;
@@ -96,8 +96,8 @@ Expected<ScheduleTrial> trySchedule(const Graph& graph, const ScheduleTrialReque
     FB_TRY(runOnce(*before, inputs, &beforeProfile));
     FB_TRY(runOnce(*after, inputs, &afterProfile));
   }
-  trial.before.timing = kernelTiming(kernelTimes(beforeProfile, k));
-  trial.after.timing = kernelTiming(kernelTimes(afterProfile, k));
+  trial.before.timing = trialTiming(kernelTimes(beforeProfile, k));
+  trial.after.timing = trialTiming(kernelTimes(afterProfile, k));
   reportProgress(job, 1.0, "timed");
   return trial;
 }

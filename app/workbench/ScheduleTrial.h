@@ -11,18 +11,18 @@
 namespace fb::workbench {
 
 /// The times of one kernel over repeated model runs.
-struct KernelTiming {
+struct TrialTiming {
   std::vector<double> us; ///< one per timed run, in microseconds
   double medianUs = 0, minUs = 0, maxUs = 0;
 };
 /// Statistics of `us` (one sample per run).
-KernelTiming kernelTiming(std::vector<double> us);
+TrialTiming trialTiming(std::vector<double> us);
 
 /// One side of a trial: the override text in effect, the kernel's code and its time.
 struct ScheduleVariant {
   std::string schedule;  ///< the whole model's override text (what --schedule says)
   cg::KernelCode code;   ///< the kernel's loops, LLVM IR, assembly, generator and blocking
-  KernelTiming timing;
+  TrialTiming timing;
   bool runnable = true;  ///< false when the code is for a CPU this host cannot run (no timing)
 };
 

@@ -292,13 +292,13 @@ private Q_SLOTS:
 
   /// kernelTiming's median of an even count is the mean of the middle two.
   void timingStatistics() {
-    KernelTiming t = kernelTiming({5, 1, 4, 2});
+    TrialTiming t = trialTiming({5, 1, 4, 2});
     QCOMPARE(t.medianUs, 3.0);
     QCOMPARE(t.minUs, 1.0);
     QCOMPARE(t.maxUs, 5.0);
     QCOMPARE(t.us.size(), size_t(4));
-    QCOMPARE(kernelTiming({7}).medianUs, 7.0);
-    QCOMPARE(kernelTiming({}).medianUs, 0.0);
+    QCOMPARE(trialTiming({7}).medianUs, 7.0);
+    QCOMPARE(trialTiming({}).medianUs, 0.0);
   }
 
   /// The session keeps overrides per snapshot, prints them as --schedule text that parses back,
