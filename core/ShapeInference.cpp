@@ -12,7 +12,7 @@ namespace {
 Status checkCountable(const Node& node, size_t i, const TensorType& t) {
   if (!hasCountableSize(t))
     return makeError(node.describe(), ": output ", i, " would be ", t.str(),
-                     " (a size that is negative or beyond what 64-bit arithmetic counts)");
+                     ": a size that overflows 64 bits or is negative");
   return Status::success();
 }
 

@@ -128,7 +128,7 @@ Status typeFromProto(const onnx::ValueInfoProto& info, const std::string& what, 
   }
   if (!hasCountableSize(result))
     return makeError(what, " is declared ", result.str(),
-                     ", a size that 64-bit arithmetic cannot count");
+                     ", a size that overflows 64 bits");
   out = std::move(result);
   return Status::success();
 }

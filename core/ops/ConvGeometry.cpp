@@ -112,7 +112,7 @@ Expected<WindowGeometry> readWindowGeometry(const AttrMap& attrs, WindowKind kin
     for (int64_t x : v)
       if (x > kLimit || x < -kLimit)
         return makeError("attribute '", what, "' = ", intsToString(v),
-                         " is beyond the supported magnitude 2^31");
+                         " exceeds the supported magnitude 2^31");
     return Status::success();
   };
   FB_TRY(bounded(g.kernel, "kernel_shape"));
@@ -180,7 +180,7 @@ Expected<Dim> transposedOutputDim(const WindowGeometry& g, size_t i, const Dim& 
       __builtin_add_overflow(
           out, g.outputPadding[i] + g.effectiveKernel(i) - g.padsBegin[i] - g.padsEnd[i], &out))
     return makeError("the output of spatial axis ", i, " (input ", n, ", stride ", g.strides[i],
-                     ") is larger than 64-bit arithmetic counts");
+                     ") overflows 64 bits");
   if (out < 1)
     return makeError("the output of spatial axis ", i, " would have size ", out,
                      " (input ", n, ", pads ", g.padsBegin[i], "+", g.padsEnd[i], ")");

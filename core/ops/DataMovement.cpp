@@ -195,9 +195,7 @@ Status evalReshape(EvalContext& ctx) {
       return ctx.error("shape ", sizesString(target), " has the invalid dim ", out[i]);
     // Checked: a product that wraps around int64 could equal the element count by accident.
     if (__builtin_mul_overflow(known, out[i], &known))
-      return ctx.error("shape ", sizesString(target),
-                       " has more elements than 64-bit "
-                       "arithmetic counts");
+      return ctx.error("shape ", sizesString(target), " has an element count that overflows 64 bits");
   }
   if (inferred >= 0) {
     if (known == 0 || in.numElements() % known != 0)
@@ -486,7 +484,7 @@ Status evalTile(EvalContext& ctx) {
     if (reps[i] < 0)
       return ctx.error("repeats ", sizesString(reps), " has a negative entry");
     if (__builtin_mul_overflow(in.sizes()[i], reps[i], &outSizes[i]))
-      return ctx.error("repeats ", sizesString(reps), " give a size beyond 64-bit arithmetic");
+      return ctx.error("repeats ", sizesString(reps), " give a size that overflows 64 bits");
   }
   FB_ASSIGN_OR_RETURN(Tensor out, copyWithOffsets(in, outSizes, repeatOffsets(in, outSizes, true)));
   ctx.setOutput(0, std::move(out));

@@ -192,7 +192,7 @@ Expected<int64_t> rangeLengthInt(int64_t start, int64_t limit, int64_t delta) {
     ++q;
   if (q > __int128(INT64_MAX))
     return makeError("the range from ", start, " to ", limit, " by ", delta,
-                     " has more elements than 64-bit arithmetic counts");
+                     " has a length that overflows 64 bits");
   return std::max<int64_t>(int64_t(q), 0);
 }
 

@@ -562,7 +562,7 @@ Status inferPad(InferContext& ctx) {
       if (__builtin_add_overflow((*pads)[i], (*pads)[i + in.rank()], &extra) ||
           (d.isStatic() && __builtin_add_overflow(d.size(), extra, &padded)))
         return ctx.error("pads ", sizesString(*pads), " on dim ", i, " of ", in.str(),
-                         " give a size beyond 64-bit arithmetic");
+                         " give a size that overflows 64 bits");
       if (d.isStatic()) {
         if (d.size() + extra < 0)
           return ctx.error("pads ", sizesString(*pads), " remove more than dim ", i, " of ",
@@ -615,7 +615,7 @@ Status evalPad(EvalContext& ctx) {
     if (__builtin_add_overflow(n, before, &outSizes[d]) ||
         __builtin_add_overflow(outSizes[d], pads[d + rank], &outSizes[d]))
       return ctx.error("pads ", sizesString(pads), " on dim ", d, " of ", in.type().str(),
-                       " give a size beyond 64-bit arithmetic");
+                       " give a size that overflows 64 bits");
     if (outSizes[d] < 0)
       return ctx.error("pads ", sizesString(pads), " remove more than dim ", d, " of ",
                        in.type().str(), " holds");
