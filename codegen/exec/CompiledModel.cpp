@@ -622,8 +622,8 @@ static Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& a
       int64_t size = c.sizes[col];
       if (c.exempt && i == *c.exempt)
         continue;
-      const bool outside = c.inclusive ? i < 0 || i > size
-                                       : i < (c.nonNegative ? 0 : -size) || i >= size;
+      const bool outside =
+          c.inclusive ? i < 0 || i > size : i < (c.nonNegative ? 0 : -size) || i >= size;
       if (!outside)
         continue;
       if (c.message)

@@ -49,9 +49,9 @@ Status checkKernelArgSizes(const std::vector<Kernel>& kernels) {
     for (const KernelArg& a : k.args) {
       if (a.dynamicShape)
         continue;
-      FB_ASSIGN_OR_RETURN(int64_t bytes, checkedTensorBytes(a.dtype, a.sizes,
-                                                            "kernel " + k.name + ": argument '" +
-                                                                a.name + "'"));
+      FB_ASSIGN_OR_RETURN(
+          int64_t bytes,
+          checkedTensorBytes(a.dtype, a.sizes, "kernel " + k.name + ": argument '" + a.name + "'"));
       FB_TRY(checkAllocation(uint64_t(std::max(bytes, a.bytes)),
                              "kernel " + k.name + ": argument '" + a.name + "'"));
     }

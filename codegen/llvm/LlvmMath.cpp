@@ -69,10 +69,9 @@ llvm::Value* emitFastExp(llvm::IRBuilderBase& b, llvm::Value* x, bool ieeeEnds) 
   // overflows to inf from 88.72283935546875 on, and is 0 below the lower clamp (where it is at
   // most 4e-39, a denormal).
   if (ieeeEnds) {
-    e = b.CreateSelect(b.CreateFCmpOGE(in, fconst(b, x, 88.72283935546875)),
-                       fconst(b, x, INFINITY), e);
-    e = b.CreateSelect(b.CreateFCmpOLT(in, fconst(b, x, -88.3762626647949)), fconst(b, x, 0.0),
+    e = b.CreateSelect(b.CreateFCmpOGE(in, fconst(b, x, 88.72283935546875)), fconst(b, x, INFINITY),
                        e);
+    e = b.CreateSelect(b.CreateFCmpOLT(in, fconst(b, x, -88.3762626647949)), fconst(b, x, 0.0), e);
   }
   return b.CreateSelect(b.CreateFCmpUNO(in, in), in, e);
 }

@@ -693,7 +693,6 @@ llvm::Value* Emitter::emitCast(DType from, DType to, llvm::Value* v, bool inRang
   return m_b.CreateIntCast(v, t, !isUnsigned(from));
 }
 
-
 llvm::Value* Emitter::emitFloatToInt(DType to, llvm::Value* v, bool inRange) {
   // fptosi/fptoui of NaN or of a value beyond the target is poison in LLVM (x86 returns
   // INT_MIN). The interpreter's rule (floatToInt in core/ops/MathUtil.h): NaN is 0, truncate,
@@ -727,17 +726,16 @@ llvm::Value* Emitter::emitFloatToInt(DType to, llvm::Value* v, bool inRange) {
   // 2^31 <= |v| < 2^63: v is an integer; its low 32 bits are v - 2^32 floor(v / 2^32), a value
   // in [0, 2^32) that f32 holds exactly.
   llvm::Value* inI64 = m_b.CreateFCmpOLT(mag, fconst(0x1p63));
-  llvm::Value* q = m_b.CreateUnaryIntrinsic(llvm::Intrinsic::floor,
-                                            m_b.CreateFMul(v, fconst(0x1p-32)));
+  llvm::Value* q =
+      m_b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, m_b.CreateFMul(v, fconst(0x1p-32)));
   llvm::Value* low = m_b.CreateFSub(v, m_b.CreateFMul(q, fconst(0x1p32)));
   llvm::Value* asLarge = m_b.CreateFPToUI(
       m_b.CreateSelect(m_b.CreateAnd(inI64, m_b.CreateNot(small)), low, zero), i32);
   // Beyond int64 (and ±inf): INT64_MAX's low bits are all ones, INT64_MIN's zero; NaN is 0.
-  llvm::Value* saturated = m_b.CreateSelect(m_b.CreateFCmpOGT(v, zero),
-                                            llvm::Constant::getAllOnesValue(i32),
-                                            llvm::Constant::getNullValue(i32));
-  llvm::Value* r = m_b.CreateSelect(small, asSmall,
-                                    m_b.CreateSelect(inI64, asLarge, saturated));
+  llvm::Value* saturated =
+      m_b.CreateSelect(m_b.CreateFCmpOGT(v, zero), llvm::Constant::getAllOnesValue(i32),
+                       llvm::Constant::getNullValue(i32));
+  llvm::Value* r = m_b.CreateSelect(small, asSmall, m_b.CreateSelect(inI64, asLarge, saturated));
   return narrow(r);
 }
 

@@ -320,8 +320,9 @@ Status defineInline(KernelBuilder& b, const Node& n) {
       // sign-extended), wrapped to the base's type as the interpreter's is; through f32 it was
       // inexact from 2^24 on.
       b.define(out, [&b, a, c, outSizes, outType](const Indices& idx) {
-        return cast(outType, binary(BinaryOp::Pow, cast(Type::i64(), readBroadcast(b, a, idx, outSizes)),
-                                    cast(Type::i64(), readBroadcast(b, c, idx, outSizes))));
+        return cast(outType,
+                    binary(BinaryOp::Pow, cast(Type::i64(), readBroadcast(b, a, idx, outSizes)),
+                           cast(Type::i64(), readBroadcast(b, c, idx, outSizes))));
       });
       return Status::success();
     }

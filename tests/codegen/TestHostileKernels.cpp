@@ -63,9 +63,11 @@ private Q_SLOTS:
   void resizeToNothing() {
     for (const char* mode : {"nearest", "linear", "cubic"}) {
       const Attrs attrs{{"mode", std::string(mode)}};
-      for (std::vector<int64_t> sizes : {std::vector<int64_t>{1, 1, 0, 0}, {1, 1, 0, 3}, {0, 1, 4, 4}})
+      for (std::vector<int64_t> sizes :
+           {std::vector<int64_t>{1, 1, 0, 0}, {1, 1, 0, 3}, {0, 1, 4, 4}})
         CHECK_OP(OpKind::Resize,
-                 (Ops{in(ramp({1, 1, 4, 4})), Operand{}, Operand{}, cst(i64({4}, sizes))}), attrs, 1);
+                 (Ops{in(ramp({1, 1, 4, 4})), Operand{}, Operand{}, cst(i64({4}, sizes))}), attrs,
+                 1);
       std::vector<Tensor> feeds;
       auto g = oneNode(OpKind::Resize,
                        {in(ramp({1, 1, 0, 4})), Operand{}, Operand{}, cst(i64({4}, {1, 0, 2, 4}))},
@@ -86,11 +88,17 @@ private Q_SLOTS:
       const char* message;
     };
     std::vector<Case> cases = {
-        {OpKind::Pad, {in(ramp({2, 2})), cst(i64({4}, {huge, huge, huge, huge}))}, "overflows 64 bits"},
-        {OpKind::Pad, {in(ramp({2, 2})), cst(i64({4}, {huge, 0, 0, 0}))}, "more than the memory limit"},
-        {OpKind::Tile, {in(ramp({1, 1})), cst(i64({2}, {int64_t(1) << 31, int64_t(1) << 31}))},
+        {OpKind::Pad,
+         {in(ramp({2, 2})), cst(i64({4}, {huge, huge, huge, huge}))},
          "overflows 64 bits"},
-        {OpKind::Expand, {in(ramp({1, 1})), cst(i64({2}, {int64_t(1) << 31, int64_t(1) << 31}))},
+        {OpKind::Pad,
+         {in(ramp({2, 2})), cst(i64({4}, {huge, 0, 0, 0}))},
+         "more than the memory limit"},
+        {OpKind::Tile,
+         {in(ramp({1, 1})), cst(i64({2}, {int64_t(1) << 31, int64_t(1) << 31}))},
+         "overflows 64 bits"},
+        {OpKind::Expand,
+         {in(ramp({1, 1})), cst(i64({2}, {int64_t(1) << 31, int64_t(1) << 31}))},
          "overflows 64 bits"},
     };
     for (const Case& c : cases) {
@@ -116,15 +124,19 @@ private Q_SLOTS:
     };
     Tensor w = f32({1, 2, 2}, {0.1f, 0.2f, -0.1f, 0.3f});
     std::vector<Case> cases = {
-        {OpKind::ReverseSequence, {in(ramp({3, 2})), in(i64({2}, {2, 4}))},
+        {OpKind::ReverseSequence,
+         {in(ramp({3, 2})), in(i64({2}, {2, 4}))},
          {{"time_axis", int64_t(0)}, {"batch_axis", int64_t(1)}},
          "sequence_lens[1] = 4 is outside [0, 3]"},
-        {OpKind::MaxUnpool, {in(ramp({1, 1, 2, 2})), in(i64({1, 1, 2, 2}, {0, 5, 10, 16}))},
+        {OpKind::MaxUnpool,
+         {in(ramp({1, 1, 2, 2})), in(i64({1, 1, 2, 2}, {0, 5, 10, 16}))},
          {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}},
          "index 16 is out of range for an output of 16 elements"},
         {OpKind::RNN,
-         {in(ramp({2, 1, 2})), cst(w), cst(w), Operand{}, in(Tensor::fromVector<int32_t>({1}, {5}))},
-         {{"hidden_size", int64_t(2)}}, "sequence_lens[0] is 5, outside [0, seq_length = 2]"},
+         {in(ramp({2, 1, 2})), cst(w), cst(w), Operand{},
+          in(Tensor::fromVector<int32_t>({1}, {5}))},
+         {{"hidden_size", int64_t(2)}},
+         "sequence_lens[0] is 5, outside [0, seq_length = 2]"},
     };
     for (const Case& c : cases) {
       std::vector<Tensor> feeds;
@@ -142,9 +154,9 @@ private Q_SLOTS:
   /// interpreter's rule (NaN is 0, truncate, clamp to int64, wrap to the width), in vectors and
   /// from f16 too; LLVM's plain fptosi made them poison (x86: INT_MIN).
   void floatToIntegerCastsOfAnyValue() {
-    const std::vector<double> values = {NAN,   INFINITY, -INFINITY, 1e10,   -1e10, 3e9,
-                                        2.5e19, -2.5e19, 300.7,    -1.9,   255.5, -129.5,
-                                        -2147483648.0, 2147483648.0, 65504, -0.0};
+    const std::vector<double> values = {NAN,           INFINITY,     -INFINITY, 1e10, -1e10, 3e9,
+                                        2.5e19,        -2.5e19,      300.7,     -1.9, 255.5, -129.5,
+                                        -2147483648.0, 2147483648.0, 65504,     -0.0};
     for (DType from : {DType::F32, DType::F16}) {
       Tensor x(from, {int64_t(values.size()) * 8});
       for (int64_t i = 0; i < x.numElements(); ++i)
@@ -154,7 +166,8 @@ private Q_SLOTS:
         CHECK_OP(OpKind::Cast, (Ops{in(x)}), (Attrs{{"to", to}}), 1);
     }
     // QuantizeLinear's clamped cast, NaN included.
-    Tensor q = f32({16}, {NAN, 1e30f, -1e30f, 3.3f, -7.5f, 0, 12, 127, -128, 500, -500, 1, 2, 3, 4, 5});
+    Tensor q =
+        f32({16}, {NAN, 1e30f, -1e30f, 3.3f, -7.5f, 0, 12, 127, -128, 500, -500, 1, 2, 3, 4, 5});
     CHECK_OP(OpKind::QuantizeLinear,
              (Ops{in(q), cst(Tensor::scalar<float>(0.5f)), cst(Tensor::scalar<uint8_t>(128))}),
              Attrs{}, 1);
@@ -163,8 +176,9 @@ private Q_SLOTS:
   /// NaN and infinities through the polynomial exp and what is built on it, in vectors: NaN
   /// stays NaN (the clamps made it e^88), e^x overflows to inf and underflows to 0.
   void nonFiniteValuesThroughActivations() {
-    const std::vector<float> values = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 88.5f, 100, -100,
-                                       -88.5f, 1e-45f, 3, -3, 20, -20, 0.5f, -0.5f};
+    const std::vector<float> values = {NAN, INFINITY, -INFINITY, 0.0f,   -0.0f, 88.5f,
+                                       100, -100,     -88.5f,    1e-45f, 3,     -3,
+                                       20,  -20,      0.5f,      -0.5f};
     std::vector<float> x;
     for (int r = 0; r < 4; ++r)
       x.insert(x.end(), values.begin(), values.end());
@@ -193,9 +207,18 @@ private Q_SLOTS:
   void integerPowerWraps() {
     std::vector<int64_t> base, exponent;
     for (int r = 0; r < 4; ++r)
-      for (auto [b, e] : std::vector<std::pair<int64_t, int64_t>>{
-               {3, 40}, {-3, 39}, {2, 63}, {7, 100}, {-1, -3}, {-1, -4}, {1, -7}, {0, 0},
-               {5, 27}, {10, 19}, {-2, 31}, {13, 1000}}) {
+      for (auto [b, e] : std::vector<std::pair<int64_t, int64_t>>{{3, 40},
+                                                                  {-3, 39},
+                                                                  {2, 63},
+                                                                  {7, 100},
+                                                                  {-1, -3},
+                                                                  {-1, -4},
+                                                                  {1, -7},
+                                                                  {0, 0},
+                                                                  {5, 27},
+                                                                  {10, 19},
+                                                                  {-2, 31},
+                                                                  {13, 1000}}) {
         base.push_back(b * (r + 1));
         exponent.push_back(e);
       }
@@ -216,7 +239,8 @@ private Q_SLOTS:
     for (int i = 0; i < 256; ++i) {
       x[size_t(i)] = i % 3 == 0 ? lo : i * 7919 - 1000000;
       y[size_t(i)] = i % 5 - 2; // -2, -1, 0, 1, 2
-      x64[size_t(i)] = i % 3 == 0 ? std::numeric_limits<int64_t>::min() : int64_t(i) * 7919 - 1000000;
+      x64[size_t(i)] =
+          i % 3 == 0 ? std::numeric_limits<int64_t>::min() : int64_t(i) * 7919 - 1000000;
       y64[size_t(i)] = y[size_t(i)];
     }
     for (OpKind op : {OpKind::Div, OpKind::Mod}) {
