@@ -1,5 +1,6 @@
 // Highlighting rules for generated code and lazy colouring of large documents.
 #include "app/gui/CodeHighlighter.h"
+#include "app/gui/TextFormat.h"
 
 #include <QTextDocument>
 
@@ -8,15 +9,6 @@
 namespace fb::gui {
 
 namespace {
-
-QTextCharFormat charFormat(const QColor& color, bool bold = false, bool italic = false) {
-  QTextCharFormat f;
-  f.setForeground(color);
-  if (bold)
-    f.setFontWeight(QFont::Bold);
-  f.setFontItalic(italic);
-  return f;
-}
 
 // One palette for every language, so a keyword looks the same in each view.
 const QColor kKeyword(0x6F, 0x2D, 0xA8);

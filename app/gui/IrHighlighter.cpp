@@ -1,18 +1,8 @@
 // Text IR highlighting rules.
 #include "app/gui/IrHighlighter.h"
+#include "app/gui/TextFormat.h"
 
 namespace fb::gui {
-
-namespace {
-QTextCharFormat charFormat(const QColor& color, bool bold = false, bool italic = false) {
-  QTextCharFormat f;
-  f.setForeground(color);
-  if (bold)
-    f.setFontWeight(QFont::Bold);
-  f.setFontItalic(italic);
-  return f;
-}
-} // namespace
 
 IrHighlighter::IrHighlighter(QTextDocument* document, bool diffMode)
     : QSyntaxHighlighter(document), m_diffMode(diffMode) {

@@ -197,11 +197,10 @@ Expected<int64_t> rangeLengthInt(int64_t start, int64_t limit, int64_t delta) {
 }
 
 /// Number of elements of Range(start, limit, delta): max(ceil((limit - start) / delta), 0).
-Expected<int64_t> rangeLength(double start, double limit, double delta, bool integral) {
+/// (Integer ranges use rangeLengthInt.)
+Expected<int64_t> rangeLength(double start, double limit, double delta) {
   if (delta == 0)
     return makeError("delta is zero");
-  assert(!integral && "integer ranges use rangeLengthInt");
-  (void)integral;
   double n = std::ceil((limit - start) / delta);
   if (std::isnan(n) || n > 9.0e15)
     return makeError("the range from ", start, " to ", limit, " by ", delta,
@@ -224,10 +223,9 @@ Status inferRange(InferContext& ctx) {
   Dim length = Dim::unknown();
   const Tensor* c[3] = {ctx.inputConstant(0), ctx.inputConstant(1), ctx.inputConstant(2)};
   if (c[0] && c[1] && c[2]) {
-    auto n =
-        isInteger(dt)
-            ? rangeLengthInt(c[0]->getAsInt64(0), c[1]->getAsInt64(0), c[2]->getAsInt64(0))
-            : rangeLength(c[0]->getAsDouble(0), c[1]->getAsDouble(0), c[2]->getAsDouble(0), false);
+    auto n = isInteger(dt)
+                 ? rangeLengthInt(c[0]->getAsInt64(0), c[1]->getAsInt64(0), c[2]->getAsInt64(0))
+                 : rangeLength(c[0]->getAsDouble(0), c[1]->getAsDouble(0), c[2]->getAsDouble(0));
     if (!n.ok())
       return ctx.error(n.error().message());
     length = Dim(*n);
@@ -235,8 +233,7 @@ Status inferRange(InferContext& ctx) {
     // Integer operands computed from shapes: Range(0, N, 1) has N elements.
     auto start = ctx.inputShapeValue(0), limit = ctx.inputShapeValue(1),
          delta = ctx.inputShapeValue(2);
-    if (start && limit && delta && start->size() == 1 && limit->size() == 1 &&
-        delta->size() == 1) {
+    if (start && limit && delta && start->size() == 1 && limit->size() == 1 && delta->size() == 1) {
       const Dim &s = (*start)[0], &l = (*limit)[0], &d = (*delta)[0];
       if (s.isStatic() && l.isStatic() && d.isStatic()) {
         auto n = rangeLengthInt(s.size(), l.size(), d.size());
@@ -264,7 +261,7 @@ Status evalRange(EvalContext& ctx) {
   auto n = integral ? rangeLengthInt(start.getAsInt64(0), ctx.input(1).getAsInt64(0),
                                      ctx.input(2).getAsInt64(0))
                     : rangeLength(start.getAsDouble(0), ctx.input(1).getAsDouble(0),
-                                  ctx.input(2).getAsDouble(0), false);
+                                  ctx.input(2).getAsDouble(0));
   if (!n.ok())
     return ctx.error(n.error().message());
   FB_ASSIGN_OR_RETURN(Tensor out, Tensor::create(dt, {*n}));
