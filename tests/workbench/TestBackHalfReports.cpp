@@ -45,8 +45,12 @@ Expected<cg::Profile> profileOf(const Graph& graph, int runs) {
   s.profile = true;
   s.benchRuns = runs;
   s.warmupRuns = 1;
-  FB_ASSIGN_OR_RETURN(RunResult r, runGraph(graph, inputs, s));
-  return std::move(*r.profile);
+  Expected<RunResult> r = runGraph(graph, inputs, s);
+  if (!r.ok())
+    return r.error();
+  if (!r->profile)
+    return makeError("the run returned no profile");
+  return r->profile.value();
 }
 
 /// A profile of `kernels` kernels with the given per-run times (µs), as the executor records.
