@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 namespace fb::gui {
 
@@ -265,20 +266,25 @@ void RooflineChart::placeLabels() {
     const QPointF spots[] = {{p.x() + 9, p.y() - h / 2},     {p.x() - 9 - w, p.y() - h / 2},
                              {p.x() + 6, p.y() - h - 6},     {p.x() + 6, p.y() + 6},
                              {p.x() - w - 6, p.y() - h - 6}, {p.x() - w - 6, p.y() + 6},
-                             {p.x() + 6, p.y() - 2 * h - 8}, {p.x() + 6, p.y() + h + 8}};
-    QRectF chosen(spots[0], box.size());
+                             {p.x() + 6, p.y() - 2 * h - 8}, {p.x() + 6, p.y() + h + 8},
+                             {p.x() - w - 6, p.y() - 2 * h - 8}, {p.x() - w - 6, p.y() + h + 8}};
+    // Failing a free spot, the first one inside the plot (overlapping), else the first.
+    std::optional<QRectF> chosen, inside;
     for (const QPointF& at : spots) {
       const QRectF r(at, box.size());
-      const bool free = plot.contains(r) && std::none_of(placed.begin(), placed.end(), [&](const QRectF& o) {
-                          return o.intersects(r);
-                        });
-      if (free) {
+      if (!plot.contains(r))
+        continue;
+      if (!inside)
+        inside = r;
+      if (std::none_of(placed.begin(), placed.end(), [&](const QRectF& o) { return o.intersects(r); })) {
         chosen = r;
         break;
       }
     }
-    placed.push_back(chosen);
-    m_labels[i]->setPos(chosen.topLeft());
+    if (!chosen)
+      chosen = inside.value_or(QRectF(spots[0], box.size()));
+    placed.push_back(*chosen);
+    m_labels[i]->setPos(chosen->topLeft());
   }
   if (m_peaks) {
     const QPointF right = c->mapToPosition(QPointF(m_x->max(), m_peaks->gflops), m_roof);
