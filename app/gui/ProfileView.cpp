@@ -295,6 +295,9 @@ void ProfileView::showOutcome(const ProfileOutcome& outcome) {
                            .arg(std::abs(saved) / 1000.0, 0, 'f', 3)
                            .arg(c.beforeTotalUs > 0 ? 100.0 * std::abs(saved) / c.beforeTotalUs : 0.0,
                                 0, 'f', 1));
+  } else if (!outcome.compareError.isEmpty()) {
+    m_compare->setComparison({});
+    m_savings->setText(tr("No comparison: %1").arg(outcome.compareError));
   } else {
     m_compare->setComparison({});
     m_savings->setText(tr("Choose a snapshot to compare with (the imported model shows what the "
