@@ -208,9 +208,9 @@ void RooflineChart::setData(const workbench::ProfileSummary& summary, int index,
     yMax = std::max(yMax, peaks->gflops);
     yMin = std::min(yMin, peaks->gbps * xMin);
   }
-  xMin = floorPow10(xMin);
-  xMax = ceilPow10(xMax * 1.01);
-  yMin = floorPow10(yMin);
+  xMin = floorPow10(xMin / 1.2);
+  xMax = ceilPow10(xMax * 1.2);
+  yMin = floorPow10(yMin / 1.5); // points and labels keep off the edges
   yMax = ceilPow10(yMax * 1.5);
   if (peaks) {
     const double ridge = peaks->gflops / peaks->gbps;
@@ -264,7 +264,7 @@ void RooflineChart::setData(const workbench::ProfileSummary& summary, int index,
     QString op = qs(t.op);
     if (op.size() > 28)
       op = op.left(27) + QStringLiteral("\u2026");
-    QString text = QStringLiteral("%1 %2 %").arg(op).arg(t.percent, 0, 'f', 0);
+    QString text = QStringLiteral("%1 %2 %").arg(op).arg(t.percent, 0, 'f', t.percent < 10 ? 1 : 0);
     if (count > 1)
       text += QStringLiteral(" \u00d7%1").arg(count);
     auto* label = new QGraphicsSimpleTextItem(text, c);
