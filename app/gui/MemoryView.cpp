@@ -281,8 +281,13 @@ void MemoryView::fillPane(Pane& pane, const PlannedSnapshot& s, double unit,
   pane.live->replace(live);
   const double steps = std::max<double>(1, double(r.steps.size()));
   const double bound = double(r.plan.lowerBoundBytes) / unit, arena = double(r.plan.arenaBytes) / unit;
-  pane.lowerBound->replace({QPointF(0, bound), QPointF(steps, bound)});
-  pane.arena->replace({QPointF(0, arena), QPointF(steps, arena)});
+  if (r.error.empty()) {
+    pane.lowerBound->replace({QPointF(0, bound), QPointF(steps, bound)});
+    pane.arena->replace({QPointF(0, arena), QPointF(steps, arena)});
+  } else { // no plan: no lines pretending to be one
+    pane.lowerBound->clear();
+    pane.arena->clear();
+  }
   RectChart::setAxis(pane.chart->axisX(), 0, steps, std::max(1.0, niceInterval(steps, 8)));
   RectChart::setAxis(pane.chart->axisY(), 0, yMax * 1.05, niceInterval(yMax * 1.05, 6));
   pane.chart->axisY()->setLabelFormat(unit == 1 ? QStringLiteral("%.0f") : QStringLiteral("%.3g"));
@@ -296,7 +301,10 @@ void MemoryView::fillPane(Pane& pane, const PlannedSnapshot& s, double unit,
           ? tr("<b>Snapshot %1</b> \u2014 arena %2, lower bound %3, %4 % efficient")
                 .arg(label, bytesText(double(r.plan.arenaBytes)), bytesText(double(r.plan.lowerBoundBytes)))
                 .arg(100.0 * r.plan.efficiency(), 0, 'f', 1)
-          : tr("<b>Snapshot %1</b> \u2014 no plan").arg(label));
+          : tr("<b>Snapshot %1</b> \u2014 no plan: %2")
+                .arg(label, (r.error.size() > 90 ? qs(r.error.substr(0, 89)) + QStringLiteral("\u2026")
+                                                 : qs(r.error))
+                                .toHtmlEscaped()));
 }
 
 void MemoryView::setSelectedNode(NodeId id) {

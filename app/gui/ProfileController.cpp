@@ -119,12 +119,19 @@ void ProfileController::profile(std::shared_ptr<const Graph> graph, int index,
           std::vector<workbench::ProfileTarget> targets{main->target};
           std::optional<Compiled> other;
           if (before) {
+            // A snapshot the CPU backend cannot compile (an imported model before
+            // fold-constants, say) costs the comparison, not the profile asked for.
             stage.current = 1;
             auto b = compileOne(before, beforeIndex, request, &job);
-            if (!b.ok())
-              return fail(b.error().withContext("snapshot " + std::to_string(beforeIndex)));
-            other = std::move(b).value();
-            targets.push_back(other->target);
+            if (b.ok()) {
+              other = std::move(b).value();
+              targets.push_back(other->target);
+            } else if (job.cancelled()) {
+              return fail(b.error());
+            } else {
+              out.compareError = QString::fromStdString(
+                  b.error().withContext("snapshot " + std::to_string(beforeIndex)).message());
+            }
           }
           stage.current = before ? 2 : 1;
           auto profiles = workbench::profileAlternating(targets, std::max(1, request.runs),

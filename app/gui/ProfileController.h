@@ -33,7 +33,8 @@ struct ProfileOutcome {
   std::optional<ProfiledSnapshot> before; ///< the snapshot compared with, when asked
   std::optional<workbench::ProfileComparison> comparison;
   std::optional<workbench::MachinePeaks> peaks;
-  QString peaksError; ///< why there are no roofs (the profile itself may be fine)
+  QString peaksError;   ///< why there are no roofs (the profile itself may be fine)
+  QString compareError; ///< why the compared snapshot has no profile (the main one is fine)
   QString error;
   bool cancelled = false;
 };

@@ -131,7 +131,7 @@ ProfileView::ProfileView(QWidget* parent) : QWidget(parent) {
   m_table->sortByColumn(KernelProfileModel::TimeMs, Qt::DescendingOrder);
   m_timeline = new RectChart;
   m_timeline->setObjectName("kernelTimeline");
-  m_timeline->setMinimumHeight(210); // room for the axis labels and title under the boxes
+  m_timeline->setMinimumHeight(150); // the boxes and the axis; drag the splitter for more
   m_timeline->axisY()->setVisible(false);
   m_timeline->axisY()->setRange(0, 1);
   m_timeline->axisX()->setTitleText(tr("time within the run (ms)"));
@@ -139,8 +139,9 @@ ProfileView::ProfileView(QWidget* parent) : QWidget(parent) {
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(m_table);
   split->addWidget(m_timeline);
-  split->setStretchFactor(0, 2);
-  split->setStretchFactor(1, 1);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  split->setSizes({600, 260});
   kl->addWidget(split, 1);
   m_tabs->addTab(m_kernelsPage, tr("Kernels"));
   m_roofline = new RooflineChart;
@@ -294,6 +295,9 @@ void ProfileView::showOutcome(const ProfileOutcome& outcome) {
                            .arg(std::abs(saved) / 1000.0, 0, 'f', 3)
                            .arg(c.beforeTotalUs > 0 ? 100.0 * std::abs(saved) / c.beforeTotalUs : 0.0,
                                 0, 'f', 1));
+  } else if (!outcome.compareError.isEmpty()) {
+    m_compare->setComparison({});
+    m_savings->setText(tr("No comparison: %1").arg(outcome.compareError));
   } else {
     m_compare->setComparison({});
     m_savings->setText(tr("Choose a snapshot to compare with (the imported model shows what the "
@@ -340,11 +344,12 @@ void ProfileView::showTimeline(const ProfiledSnapshot& p) {
   const double length = prof.runs[run].second / 1000.0;
   m_timeline->axisX()->setRange(0, std::max(length, 1e-6));
   m_timeline->chart()->zoomReset();
-  m_timeline->chart()->setTitle(tr("Kernels of run %1 of %2 (the median run: %3 ms); wheel to "
-                                   "zoom, double-click to reset")
-                                    .arg(run + 1)
-                                    .arg(prof.runs.size())
-                                    .arg(length, 0, 'f', 3));
+  // The run is named in the axis title: a chart title would take the boxes' room in a small dock.
+  m_timeline->axisX()->setTitleText(tr("ms into run %1 of %2, the median run (%3 ms); wheel zooms, "
+                                       "double-click resets")
+                                        .arg(run + 1)
+                                        .arg(prof.runs.size())
+                                        .arg(length, 0, 'f', 3));
 }
 
 void ProfileView::setSelectedKernels(const std::vector<int>& kernels) {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 namespace fb::gui {
 
@@ -68,11 +69,18 @@ RooflineChart::RooflineChart(QWidget* parent) : QChartView(new QChart, parent) {
   c->addAxis(m_x, Qt::AlignBottom);
   c->addAxis(m_y, Qt::AlignLeft);
   m_roof = new QLineSeries;
-  m_roof->setName(tr("roof: min(peak FLOP/s, bandwidth \u00d7 intensity)"));
+  m_roof->setName(tr("roof from DRAM: min(peak FLOP/s, bandwidth \u00d7 intensity)"));
   m_roof->setPen(QPen(QColor(0x33, 0x33, 0x33), 2.2));
   c->addSeries(m_roof);
   m_roof->attachAxis(m_x);
   m_roof->attachAxis(m_y);
+  // Kernels whose tensors fit in cache can pass the DRAM roof; this one still bounds them.
+  m_cacheRoof = new QLineSeries;
+  m_cacheRoof->setName(tr("roof from L2 cache"));
+  m_cacheRoof->setPen(QPen(QColor(0x77, 0x77, 0x77), 1.6, Qt::DashLine));
+  c->addSeries(m_cacheRoof);
+  m_cacheRoof->attachAxis(m_x);
+  m_cacheRoof->attachAxis(m_y);
   m_selected = new QScatterSeries;
   m_selected->setName(tr("selected node"));
   m_selected->setMarkerSize(20);
@@ -84,7 +92,9 @@ RooflineChart::RooflineChart(QWidget* parent) : QChartView(new QChart, parent) {
   m_selected->attachAxis(m_y);
   m_computeLabel = new QGraphicsSimpleTextItem(c);
   m_memoryLabel = new QGraphicsSimpleTextItem(c);
-  for (auto* l : {m_computeLabel, m_memoryLabel})
+  m_cacheLabel = new QGraphicsSimpleTextItem(c);
+  m_cacheLabel->setBrush(QColor(0x55, 0x55, 0x55));
+  for (auto* l : {m_computeLabel, m_memoryLabel, m_cacheLabel})
     l->setZValue(10);
   connect(c, &QChart::plotAreaChanged, this, [this] { placeLabels(); });
   clear();
@@ -98,6 +108,12 @@ double RooflineChart::roofAt(double intensity) const {
   if (!m_peaks)
     return 0;
   return std::min(m_peaks->gflops, m_peaks->gbps * intensity);
+}
+
+double RooflineChart::cacheRoofAt(double intensity) const {
+  if (!m_peaks || !(m_peaks->cacheGbps > 0))
+    return 0;
+  return std::min(m_peaks->gflops, m_peaks->cacheGbps * intensity);
 }
 
 void RooflineChart::setData(const workbench::ProfileSummary& summary, int index,
@@ -184,7 +200,7 @@ void RooflineChart::setData(const workbench::ProfileSummary& summary, int index,
     yMin = 0.1;
     yMax = 100;
   }
-  QList<QPointF> roof;
+  QList<QPointF> roof, cacheRoof;
   if (peaks) {
     const double ridge = peaks->gflops / peaks->gbps;
     xMin = std::min(xMin, ridge / 4);
@@ -192,35 +208,66 @@ void RooflineChart::setData(const workbench::ProfileSummary& summary, int index,
     yMax = std::max(yMax, peaks->gflops);
     yMin = std::min(yMin, peaks->gbps * xMin);
   }
-  xMin = floorPow10(xMin);
-  xMax = ceilPow10(xMax * 1.01);
-  yMin = floorPow10(yMin);
+  xMin = floorPow10(xMin / 1.2);
+  xMax = ceilPow10(xMax * 1.2);
+  yMin = floorPow10(yMin / 1.5); // points and labels keep off the edges
   yMax = ceilPow10(yMax * 1.5);
   if (peaks) {
     const double ridge = peaks->gflops / peaks->gbps;
     roof << QPointF(xMin, roofAt(xMin)) << QPointF(ridge, peaks->gflops) << QPointF(xMax, peaks->gflops);
+    if (peaks->cacheGbps > 0) {
+      const double cacheRidge = peaks->gflops / peaks->cacheGbps;
+      cacheRoof << QPointF(xMin, cacheRoofAt(xMin));
+      if (cacheRidge > xMin)
+        cacheRoof << QPointF(cacheRidge, peaks->gflops);
+      cacheRoof << QPointF(ridge, peaks->gflops); // along the compute roof to where DRAM meets it
+    }
     m_computeLabel->setText(tr("peak %1 GFLOP/s (%2 FMA)").arg(peaks->gflops, 0, 'f', 1).arg(qs(peaks->isa)));
-    m_memoryLabel->setText(tr("memory %1 GB/s (triad)").arg(peaks->gbps, 0, 'f', 1));
+    m_memoryLabel->setText(tr("DRAM %1 GB/s (triad)").arg(peaks->gbps, 0, 'f', 1));
+    m_cacheLabel->setText(peaks->cacheGbps > 0 ? tr("L2 %1 GB/s").arg(peaks->cacheGbps, 0, 'f', 0) : QString());
   } else {
     m_computeLabel->setText({});
     m_memoryLabel->setText({});
+    m_cacheLabel->setText({});
   }
   m_roof->replace(roof);
+  m_cacheRoof->replace(cacheRoof);
   for (QLegendMarker* m : c->legend()->markers(m_roof))
     m->setVisible(peaks.has_value());
+  for (QLegendMarker* m : c->legend()->markers(m_cacheRoof))
+    m->setVisible(!cacheRoof.isEmpty());
   m_x->setRange(xMin, xMax);
   m_y->setRange(yMin, yMax);
 
-  // Labels on the slowest kernels, the ones worth a look.
+  // Labels on the slowest kernels, the ones worth a look. Identical kernels (the same op on
+  // the same shapes in several layers) sit on one point and share one label: "×3".
   std::vector<int> slowest = m_plotted;
   std::stable_sort(slowest.begin(), slowest.end(), [&](int a, int b) {
     return summary.kernels[size_t(a)].medianUs > summary.kernels[size_t(b)].medianUs;
   });
-  slowest.resize(std::min<size_t>(slowest.size(), kLabelled));
+  std::vector<std::pair<int, int>> labelled; // kernel, how many identical ones it stands for
+  auto same = [&](const workbench::KernelTiming& a, const workbench::KernelTiming& b) {
+    return a.op == b.op && std::abs(std::log10(a.intensity() / b.intensity())) < 0.02 &&
+           std::abs(std::log10(a.gflops / b.gflops)) < 0.05;
+  };
   for (int k : slowest) {
+    auto it = std::find_if(labelled.begin(), labelled.end(), [&](const auto& l) {
+      return same(summary.kernels[size_t(l.first)], summary.kernels[size_t(k)]);
+    });
+    if (it != labelled.end())
+      ++it->second;
+    else if (labelled.size() < size_t(kLabelled))
+      labelled.push_back({k, 1});
+  }
+  for (const auto& [k, count] : labelled) {
     const workbench::KernelTiming& t = summary.kernels[size_t(k)];
-    auto* label = new QGraphicsSimpleTextItem(
-        QStringLiteral("%1 %2 %").arg(qs(t.op).left(28)).arg(t.percent, 0, 'f', 0), c);
+    QString op = qs(t.op);
+    if (op.size() > 28)
+      op = op.left(27) + QStringLiteral("\u2026");
+    QString text = QStringLiteral("%1 %2 %").arg(op).arg(t.percent, 0, 'f', t.percent < 10 ? 1 : 0);
+    if (count > 1)
+      text += QStringLiteral(" \u00d7%1").arg(count);
+    auto* label = new QGraphicsSimpleTextItem(text, c);
     label->setZValue(10);
     QFont f = label->font();
     f.setPointSizeF(f.pointSizeF() * 0.9);
@@ -265,20 +312,25 @@ void RooflineChart::placeLabels() {
     const QPointF spots[] = {{p.x() + 9, p.y() - h / 2},     {p.x() - 9 - w, p.y() - h / 2},
                              {p.x() + 6, p.y() - h - 6},     {p.x() + 6, p.y() + 6},
                              {p.x() - w - 6, p.y() - h - 6}, {p.x() - w - 6, p.y() + 6},
-                             {p.x() + 6, p.y() - 2 * h - 8}, {p.x() + 6, p.y() + h + 8}};
-    QRectF chosen(spots[0], box.size());
+                             {p.x() + 6, p.y() - 2 * h - 8}, {p.x() + 6, p.y() + h + 8},
+                             {p.x() - w - 6, p.y() - 2 * h - 8}, {p.x() - w - 6, p.y() + h + 8}};
+    // Failing a free spot, the first one inside the plot (overlapping), else the first.
+    std::optional<QRectF> chosen, inside;
     for (const QPointF& at : spots) {
       const QRectF r(at, box.size());
-      const bool free = plot.contains(r) && std::none_of(placed.begin(), placed.end(), [&](const QRectF& o) {
-                          return o.intersects(r);
-                        });
-      if (free) {
+      if (!plot.contains(r))
+        continue;
+      if (!inside)
+        inside = r;
+      if (std::none_of(placed.begin(), placed.end(), [&](const QRectF& o) { return o.intersects(r); })) {
         chosen = r;
         break;
       }
     }
-    placed.push_back(chosen);
-    m_labels[i]->setPos(chosen.topLeft());
+    if (!chosen)
+      chosen = inside.value_or(QRectF(spots[0], box.size()));
+    placed.push_back(*chosen);
+    m_labels[i]->setPos(chosen->topLeft());
   }
   if (m_peaks) {
     const QPointF right = c->mapToPosition(QPointF(m_x->max(), m_peaks->gflops), m_roof);
@@ -288,6 +340,10 @@ void RooflineChart::placeLabels() {
     const double x = m_x->min() * 2;
     const QPointF left = c->mapToPosition(QPointF(x, roofAt(x)), m_roof);
     m_memoryLabel->setPos(left.x() + 4, left.y() - m_memoryLabel->boundingRect().height() - 4);
+    if (m_peaks->cacheGbps > 0) {
+      const QPointF at = c->mapToPosition(QPointF(x, cacheRoofAt(x)), m_roof);
+      m_cacheLabel->setPos(at.x() + 4, at.y() - m_cacheLabel->boundingRect().height() - 4);
+    }
   }
 }
 
@@ -301,10 +357,13 @@ QString RooflineChart::tooltipOf(int kernel) const {
                      .arg(t.gflops, 0, 'f', 2)
                      .arg(t.gbps, 0, 'f', 2)
                      .arg(t.intensity(), 0, 'f', 2);
-  if (m_peaks && roofAt(t.intensity()) > 0)
-    text += tr("<br>%1 % of the roof here (%2 bound)")
+  if (m_peaks && roofAt(t.intensity()) > 0) {
+    text += tr("<br>%1 % of the DRAM roof here (%2 bound)")
                 .arg(100.0 * t.gflops / roofAt(t.intensity()), 0, 'f', 0)
                 .arg(t.intensity() < m_peaks->gflops / m_peaks->gbps ? tr("memory") : tr("compute"));
+    if (t.gflops > roofAt(t.intensity()))
+      text += tr("<br>above the DRAM roof: its data stays in cache");
+  }
   return text;
 }
 

@@ -34,8 +34,11 @@ public:
   /// bytes: copies and reshapes).
   const std::vector<int>& plottedKernels() const { return m_plotted; }
   int omittedKernels() const { return m_omitted; }
-  /// The attainable GFLOP/s at `intensity`: min(peak, bandwidth × intensity); 0 without peaks.
+  /// The attainable GFLOP/s at `intensity` from DRAM: min(peak, bandwidth × intensity); 0
+  /// without peaks.
   double roofAt(double intensity) const;
+  /// The same with the L2 cache's bandwidth: the roof of kernels whose data stays in cache.
+  double cacheRoofAt(double intensity) const;
   /// What the chart says about its roofs (where they come from) in plain text.
   QString roofNote() const { return m_note; }
 
@@ -49,6 +52,7 @@ private:
   QLogValueAxis* m_x = nullptr;
   QLogValueAxis* m_y = nullptr;
   QLineSeries* m_roof = nullptr;
+  QLineSeries* m_cacheRoof = nullptr;
   QScatterSeries* m_selected = nullptr;
   std::vector<QScatterSeries*> m_series;       ///< one per generator
   std::vector<std::vector<int>> m_seriesKernels; ///< kernel index of each point, per series
@@ -56,6 +60,7 @@ private:
   std::vector<int> m_labelKernels;
   QGraphicsSimpleTextItem* m_computeLabel = nullptr;
   QGraphicsSimpleTextItem* m_memoryLabel = nullptr;
+  QGraphicsSimpleTextItem* m_cacheLabel = nullptr;
   workbench::ProfileSummary m_summary;
   std::optional<workbench::MachinePeaks> m_peaks;
   std::vector<int> m_plotted;

@@ -14,7 +14,8 @@ namespace fb::workbench {
 struct MachinePeaks {
   double gflops = 0;      ///< FP32 GFLOP/s: independent FMA chains in registers on every thread
   double gbps = 0;        ///< GB/s: a STREAM triad (a = b + s·c, 12 bytes per element) over
-                          ///< arrays far larger than the caches
+                          ///< arrays far larger than the caches (DRAM)
+  double cacheGbps = 0;   ///< GB/s: the same triad on 144 KiB per thread, inside the L2 cache
   int threads = 1;        ///< threads that ran them (the profile's thread count)
   std::string cpu;        ///< the host CPU as LLVM names it; part of the cache key
   std::string isa;        ///< the vector instructions of the FMA loop: "avx512", "avx2", "sse"
@@ -42,8 +43,9 @@ std::optional<MachinePeaks> cachedMachinePeaks(int threads, const std::string& c
 Expected<MachinePeaks> machinePeaks(int threads, const std::string& cachePath,
                                     const JobControl* job = nullptr, bool remeasure = false);
 
-/// "peaks measured on znver4 with 2 threads (avx512 FMA, STREAM triad) on 2025-01-31 14:02,
-/// cached in ~/.cache/fusebox/machine-peaks.txt": what a roofline says about its roofs.
+/// "peaks measured on znver4 with 2 threads (avx512 FMA chains, STREAM triad in DRAM and in
+/// L2; per CPU second) on 2025-01-31 14:02 UTC, cached in ~/.cache/fusebox/machine-peaks.txt":
+/// what a roofline says about its roofs.
 std::string describeMachinePeaks(const MachinePeaks& peaks);
 
 } // namespace fb::workbench

@@ -351,10 +351,11 @@ private Q_SLOTS:
     QVERIFY(!cachedMachinePeaks(1, cache));
     auto measured = machinePeaks(1, cache);
     QVERIFY2(measured.ok(), measured.ok() ? "" : measured.error().message().c_str());
-    qInfo("peaks on 1 thread: %.1f GFLOP/s (%s), %.1f GB/s", measured->gflops,
-          measured->isa.c_str(), measured->gbps);
+    qInfo("peaks on 1 thread: %.1f GFLOP/s (%s), %.1f GB/s DRAM, %.1f GB/s L2", measured->gflops,
+          measured->isa.c_str(), measured->gbps, measured->cacheGbps);
     QVERIFY(measured->gflops > 0.5 && measured->gflops < 1e5);
     QVERIFY(measured->gbps > 0.5 && measured->gbps < 1e4);
+    QVERIFY2(measured->cacheGbps > measured->gbps, "the L2 cache is faster than DRAM");
     QVERIFY(!measured->fromCache);
     QCOMPARE(measured->cachePath, cache);
     auto again = machinePeaks(1, cache);
@@ -368,9 +369,9 @@ private Q_SLOTS:
     // A line for another CPU, of another version of the benchmark, or damaged is ignored.
     {
       std::ofstream out(cache, std::ios::app);
-      out << "fma12-triad64M-cpu some-other-cpu 3 100 10 avx2 2020-01-01 00:00\n"
-          << "old-benchmark " << again->cpu << " 3 100 10 avx2 2020-01-01 00:00\ngarbage\n"
-          << "fma12-triad64M-cpu " << again->cpu << " 4 100 10 avx2 2020-01-01 00:00\n";
+      out << "fma12-triad64M-l2triad-wide-cpu some-other-cpu 3 100 10 50 avx2 2020-01-01 00:00\n"
+          << "old-benchmark " << again->cpu << " 3 100 10 50 avx2 2020-01-01 00:00\ngarbage\n"
+          << "fma12-triad64M-l2triad-wide-cpu " << again->cpu << " 4 100 10 50 avx2 2020-01-01 00:00\n";
     }
     QVERIFY(!cachedMachinePeaks(3, cache));
     QVERIFY(cachedMachinePeaks(4, cache).has_value());
