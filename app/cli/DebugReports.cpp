@@ -38,7 +38,7 @@ std::string bisectText(const workbench::BisectReport& r, const std::string& back
                        const std::string& reproduce) {
   std::ostringstream os;
   os << "bisect: " << r.snapshots << " snapshots on " << backend << ", " << r.probes
-     << " runs compared";
+     << (r.probes == 1 ? " run" : " runs") << " compared";
   char secs[32];
   std::snprintf(secs, sizeof secs, " (%.1f s)\n", r.seconds);
   os << secs;
@@ -70,6 +70,10 @@ std::string bisectText(const workbench::BisectReport& r, const std::string& back
       os << "  the pass counts no rewrites\n";
     }
   }
+  if (!r.runError.empty())
+    os << "  it fails to run: " << r.runError << "\n";
+  if (!r.runError.empty())
+    os << "  it fails to run: " << r.runError << "\n";
   for (const workbench::OutputComparison& o : r.comparison.outputs)
     os << "  output " << o.name << ": max_abs " << sci(o.result.maxAbs) << "  cosine "
        << o.result.cosine << (o.result.ok ? "  ok" : "  MISMATCH") << "\n";
@@ -155,6 +159,8 @@ void writeBisectJson(JsonWriter& w, const workbench::BisectReport& r, const std:
   else
     w.null();
   w.field("interpreter_agrees", r.interpreterAgrees);
+  if (!r.runError.empty())
+    w.field("run_error", r.runError);
   w.key("outputs");
   w.beginArray();
   for (const workbench::OutputComparison& o : r.comparison.outputs) {

@@ -37,7 +37,8 @@ public:
     m_run.profile = false;
   }
 
-  /// Runs `graph` on the backend (`backend` overrides the settings' choice) and compares.
+  /// Runs `graph` on the backend (`backend` overrides the settings' choice) and compares; the
+  /// probe keeps the compiled model (compiled backends).
   Expected<Probe> probe(const Graph& graph, const std::string& what, double fraction,
                         std::optional<Backend> backend = std::nullopt) {
     FB_TRY(checkCancelled(m_job, "bisection"));
@@ -49,6 +50,10 @@ public:
     Probe p;
     auto result = runGraph(graph, m_inputs, run);
     if (!result.ok()) {
+      // A backend that cannot run the graph at all has nothing to bisect; any other failure
+      // (a pass left a graph the backend rejects) makes this state a failing one.
+      if (result.error().isUnsupported())
+        return result.error().withContext("bisect: " + what);
       p.error = result.error().message();
       return p;
     }
@@ -190,6 +195,7 @@ Expected<BisectReport> bisectSnapshots(const std::vector<Snapshot>& snapshots,
     FB_ASSIGN_OR_RETURN(Probe p, prober.probe(*snapshots[size_t(k)].graph,
                                               "snapshot " + std::to_string(k), 0.1));
     bool bad = !p.ok;
+    p.compiled.reset(); // JIT-compiled code is big; step 6 recompiles the one it needs (cached)
     bySnapshot[k] = std::move(p);
     return bad;
   };
@@ -243,6 +249,7 @@ Expected<BisectReport> bisectSnapshots(const std::vector<Snapshot>& snapshots,
                                               0.4));
         }
         bool bad = !p.ok;
+        p.compiled.reset();
         byLimit[r] = std::move(p);
         return bad;
       };
@@ -272,6 +279,7 @@ Expected<BisectReport> bisectSnapshots(const std::vector<Snapshot>& snapshots,
     }
   }
   report.comparison = badProbe.comparison;
+  report.runError = badProbe.error;
   report.maxAbs = badProbe.error.empty() ? largestMaxAbs(badProbe.comparison)
                                          : std::numeric_limits<double>::infinity();
 

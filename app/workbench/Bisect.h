@@ -66,6 +66,7 @@ struct BisectReport {
   /// The state that fails first: the graph after the guilty rewrite (or snapshot).
   std::shared_ptr<const Graph> badGraph;
   OutputComparisons comparison; ///< its outputs against the reference
+  std::string runError;         ///< why it failed to run, when it did (then no comparison)
   double maxAbs = 0;            ///< largest max_abs over its outputs
   /// Numeric diff (interpreter, by meaning) of snapshot 0 and the bad state: where the graph
   /// starts to compute something else. Absent when every matched value agrees.
@@ -93,7 +94,9 @@ struct BisectReport {
 ///      reference, compiles it once and binary-searches the number m of kernels run as code
 ///      (the rest by the interpreter) for the first failing m: kernel m-1 is guilty.
 /// Progress and cancellation through `job`. Faults enabled in core/Faults.h stay as they are.
-/// A state that fails to run counts as failing. Fails when the reference cannot run.
+/// A state that fails to run counts as failing, unless the backend does not support the
+/// graph (then there is nothing to bisect: an Unsupported error). Fails when the reference
+/// cannot run.
 Expected<BisectReport> bisectSnapshots(const std::vector<Snapshot>& snapshots,
                                        const std::vector<Tensor>& inputs,
                                        const BisectSettings& settings,
