@@ -72,7 +72,7 @@ Expected<std::vector<Fault>> parseFaultList(const std::vector<std::string>& list
       std::string name = list.substr(start, comma == std::string::npos ? std::string::npos
                                                                         : comma - start);
       if (name.empty())
-        return makeError("--inject-fault: empty fault name in '", list, "'");
+        return makeError("empty fault name in '", list, "'");
       FB_ASSIGN_OR_RETURN(Fault f, faultFromName(name));
       faults.push_back(f);
       if (comma == std::string::npos)

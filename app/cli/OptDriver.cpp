@@ -75,7 +75,7 @@ public:
     // runs (and before --list-faults, which shows them on).
     auto faults = parseFaultList(m_o.injectFaults);
     if (!faults.ok())
-      return fail(faults.error(), 2);
+      return fail(faults.error().withContext("--inject-fault"), 2);
     for (Fault f : *faults)
       setFaultEnabled(f, true);
     if (m_o.listFaults) {
