@@ -1,4 +1,5 @@
 // canonicalize: removes operations that do nothing and simplifies algebraic identities.
+#include "core/Faults.h"
 #include "core/ShapeInference.h"
 #include "passes/Passes.h"
 #include "passes/RewriteUtil.h"
@@ -23,6 +24,8 @@ bool forwardInput(Graph& g, Node* n, size_t input, PassContext& ctx, const char*
   for (size_t i = 1; i < n->numOutputs(); ++i)
     if (n->output(i)->hasUses() || n->output(i)->isGraphOutput())
       return false;
+  if (!ctx.mayRewrite())
+    return false;
   replaceValue(g, out, src);
   ctx.logDeleted(n->id(), why);
   ctx.addStatistic(why);
@@ -122,9 +125,12 @@ bool removeNop(Graph& g, Node* n, PassContext& ctx) {
     auto perm = n->attrs().getInts("perm", {});
     if (!perm.ok() || perm->empty())
       return false;
-    for (size_t i = 0; i < perm->size(); ++i)
-      if ((*perm)[i] != int64_t(i))
-        return false;
+    // The fault decides by the type alone, which forwardInput checks: a square transpose
+    // has the type of its input.
+    if (!faultEnabled(Fault::CanonicalizeDropsTranspose))
+      for (size_t i = 0; i < perm->size(); ++i)
+        if ((*perm)[i] != int64_t(i))
+          return false;
     return forwardInput(g, n, 0, ctx, "identity Transpose removed");
   }
   case OpKind::Slice: {
@@ -165,6 +171,8 @@ bool removeDoubleNegation(Graph& g, Node* n, PassContext& ctx) {
   Value* x = inner->input(0);
   if (!sameType(x->type(), n->output(0)->type()) || !canReplaceKeepingName(g, n->output(0), x))
     return false;
+  if (!ctx.mayRewrite())
+    return false;
   replaceValue(g, n->output(0), x);
   ctx.logDeleted(n->id(), "neg(neg(x))");
   ctx.addStatistic("double negation removed");
@@ -200,6 +208,8 @@ bool composeTransposes(Graph& g, Node* n, PassContext& ctx) {
   std::vector<int64_t> composed(rank);
   for (size_t i = 0; i < rank; ++i)
     composed[i] = pv[size_t(qv[i])];
+  if (!ctx.mayRewrite())
+    return false;
   n->setInput(0, inner->input(0));
   n->attrs().set("perm", composed);
   n->absorbProvenanceOf(*inner);
@@ -224,6 +234,8 @@ bool composeReshapes(Graph& g, Node* n, PassContext& ctx) {
   for (int64_t v : shape->toInt64Vector())
     if (v == 0)
       return false;
+  if (!ctx.mayRewrite())
+    return false;
   n->setInput(0, inner->input(0));
   n->absorbProvenanceOf(*inner);
   ctx.logReplaced(inner->id(), {n->id()}, "reshape of reshape");
@@ -242,6 +254,8 @@ bool eliminateZeroSize(Graph& g, Node* n, PassContext& ctx) {
     for (size_t i = 0; i < n->numInputs(); ++i) {
       auto count = n->input(i)->type().numElements();
       if (count && *count == 0) {
+        if (!ctx.mayRewrite())
+          return false;
         std::vector<Value*> ins;
         for (size_t k = 0; k < n->numInputs(); ++k)
           if (k != i)
@@ -259,6 +273,8 @@ bool eliminateZeroSize(Graph& g, Node* n, PassContext& ctx) {
   const TensorType& t = n->output(0)->type();
   auto count = t.numElements();
   if (!count || *count != 0 || n->output(0)->isGraphOutput())
+    return false;
+  if (!ctx.mayRewrite())
     return false;
   Value* empty = g.addConstant(g.uniqueValueName(n->output(0)->name() + ".empty"),
                                Tensor(t.dtype, t.staticSizes()));

@@ -1,4 +1,5 @@
 // cse: merges nodes that compute the same thing, and constants that hold the same data.
+#include "core/Faults.h"
 #include "passes/Passes.h"
 #include "passes/RewriteUtil.h"
 
@@ -32,6 +33,15 @@ bool isDeterministic(const Node& n) {
     return true;
   const Tensor* training = constantOf(n.input(2));
   return training && training->numElements() == 1 && training->getAsDouble(0) == 0;
+}
+
+/// True when both nodes' results have the same types (what the faulty CSE compares instead
+/// of the attributes, so that its merges still type-check and miscompile silently).
+bool sameResultTypes(const Node& a, const Node& b) {
+  for (size_t i = 0; i < a.numOutputs(); ++i)
+    if (!sameType(a.output(i)->type(), b.output(i)->type()))
+      return false;
+  return true;
 }
 
 /// The operands of a node in canonical order: commutative ops sort them (by identity), so a+b
@@ -72,7 +82,9 @@ public:
            "merging them removes redundant work on every target.";
   }
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
-    size_t constantsMerged = mergeConstants(graph);
+    size_t constantsMerged = mergeConstants(graph, ctx);
+    // The fault compares the op and operands only, as if attributes never mattered.
+    const bool ignoreAttributes = faultEnabled(Fault::CseIgnoresAttributes);
     size_t nodesMerged = 0;
     std::unordered_map<std::string, std::vector<Node*>> seen;
     std::vector<Node*> order;
@@ -84,7 +96,8 @@ public:
       const std::string key = expressionKey(*n);
       Node* match = nullptr;
       for (Node* cand : seen[key])
-        if (cand->attrs() == n->attrs() && cand->numOutputs() == n->numOutputs())
+        if (cand->numOutputs() == n->numOutputs() &&
+            (cand->attrs() == n->attrs() || (ignoreAttributes && sameResultTypes(*cand, *n))))
           match = cand;
       if (!match) {
         seen[key].push_back(n);
@@ -94,7 +107,7 @@ public:
       bool keepsNames = true;
       for (size_t i = 0; i < n->numOutputs(); ++i)
         keepsNames = keepsNames && canReplaceKeepingName(graph, n->output(i), match->output(i));
-      if (!keepsNames)
+      if (!keepsNames || !ctx.mayRewrite())
         continue;
       for (size_t i = 0; i < n->numOutputs(); ++i)
         replaceValue(graph, n->output(i), match->output(i));
@@ -110,7 +123,7 @@ public:
   }
 
 private:
-  static size_t mergeConstants(Graph& graph) {
+  static size_t mergeConstants(Graph& graph, PassContext& ctx) {
     std::unordered_map<std::string, std::vector<Value*>> byShape;
     std::vector<Value*> dead;
     std::vector<Value*> constants = graph.constants();
@@ -125,7 +138,7 @@ private:
         byShape[key].push_back(c);
         continue;
       }
-      if (c->isGraphOutput())
+      if (c->isGraphOutput() || !ctx.mayRewrite())
         continue;
       c->replaceAllUsesWith(match);
       dead.push_back(c);

@@ -45,7 +45,8 @@ int ContractedDag::findConst(int x) const {
   return x;
 }
 
-bool ContractedDag::tryMerge(int target, const std::vector<int>& roots) {
+bool ContractedDag::tryMerge(int target, const std::vector<int>& roots,
+                             const std::function<bool()>& mayCommit) {
   m_set = roots;
   m_set.push_back(target);
   ++m_setStamp;
@@ -64,7 +65,7 @@ bool ContractedDag::tryMerge(int target, const std::vector<int>& roots) {
       ++m_convexityMismatches;
     cycle = reference;
   }
-  if (cycle)
+  if (cycle || (mayCommit && !mayCommit()))
     return false;
   collectAncestorsAfter(lo);
   reorder(target);

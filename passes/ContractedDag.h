@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace fb {
@@ -43,8 +44,10 @@ public:
 
   /// Merges the groups of `roots` into the group of root `target` and returns true, unless the
   /// union would have a path that leaves it and comes back: then returns false and changes
-  /// nothing. `roots` are distinct roots other than `target`.
-  bool tryMerge(int target, const std::vector<int>& roots);
+  /// nothing. `roots` are distinct roots other than `target`. When given, `mayCommit` is asked
+  /// once the union is legal, right before it is made (the rewrite counter); false refuses it.
+  bool tryMerge(int target, const std::vector<int>& roots,
+                const std::function<bool()>& mayCommit = {});
 
   /// Edges the bounded searches examined, all unions together: their cost, which tests bound.
   size_t searchSteps() const { return m_searchSteps; }

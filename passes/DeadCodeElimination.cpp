@@ -48,7 +48,7 @@ private:
       for (const Value* out : n->outputs())
         if (out->hasUses() || out->isGraphOutput())
           live = true;
-      if (live)
+      if (live || !ctx.mayRewrite())
         continue;
       ctx.logDeleted(n->id(), "unused");
       graph.eraseNode(n);
@@ -56,7 +56,7 @@ private:
     }
     std::vector<Value*> deadConstants;
     for (Value* c : graph.constants())
-      if (!c->hasUses() && !c->isGraphOutput())
+      if (!c->hasUses() && !c->isGraphOutput() && ctx.mayRewrite())
         deadConstants.push_back(c);
     for (Value* c : deadConstants) {
       graph.eraseValue(c);
@@ -67,14 +67,14 @@ private:
         continue;
       for (const NodeBody& b : n->bodies())
         sweep(*b.graph, ctx, nodes, constants);
-      const size_t dropped = dropUnusedCaptures(*n);
+      const size_t dropped = dropUnusedCaptures(*n, ctx);
       if (dropped)
         ctx.addStatistic("captures dropped", double(dropped));
     }
   }
 
   /// Removes the captures of a control-flow node that none of its bodies reads.
-  static size_t dropUnusedCaptures(Node& n) {
+  static size_t dropUnusedCaptures(Node& n, PassContext& ctx) {
     auto layout = controlFlowLayout(n);
     if (!layout.ok())
       return 0;
@@ -92,7 +92,7 @@ private:
       else
         unused.push_back(k);
     }
-    if (unused.empty())
+    if (unused.empty() || !ctx.mayRewrite())
       return 0;
     for (const NodeBody& b : n.bodies()) {
       std::vector<Value*> dead;

@@ -88,6 +88,11 @@ public:
         Node* n = order[k];
         if (n->op() == OpKind::If) {
           const NodeId id = n->id();
+          // Only an If with a constant condition is inlined: ask the rewrite counter for those.
+          const Value* cond = n->input(0);
+          if (!cond || !cond->isConstant() || cond->constantData().numElements() != 1 ||
+              cond->constantData().dtype() != DType::Bool || !ctx.mayRewrite())
+            continue;
           std::vector<Node*> inlined = inlineConstantIf(graph, n);
           if (inlined.empty())
             continue;
@@ -106,7 +111,7 @@ public:
           ++skipped;
           continue;
         }
-        if (values->empty())
+        if (values->empty() || !ctx.mayRewrite())
           continue;
         ctx.logDeleted(n->id(), "folded to a constant");
         for (Value* c : replaceWithConstants(graph, n, std::move(values).value()))

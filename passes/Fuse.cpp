@@ -254,14 +254,19 @@ public:
     FusionOptions options;
     options.maxGroupSize = size_t(limit);
     FB_ASSIGN_OR_RETURN(options.verifyConvexity, ctx.options().getBool("verify-convexity"));
+    // One union is one rewrite: stopping after N leaves the groups the first N unions made.
+    options.mayUnite = [&ctx]() -> int64_t { return ctx.mayRewrite() ? ctx.rewrites() : 0; };
     FusionPlan plan = planFusion(graph, options);
     if (plan.convexityMismatches || plan.orderViolations)
       return makeError("fuse: partitioner bug (verify-convexity): ", plan.convexityMismatches,
                        " unions where the bounded cycle search disagreed with the exhaustive one, ",
                        plan.orderViolations, " where the order of the groups broke");
     FuseTotals totals;
-    for (const FusionGroup& group : plan.groups)
+    for (const FusionGroup& group : plan.groups) {
+      ctx.attributeToRewrite(group.lastUnion);
       FB_TRY(materializeGroup(graph, group, ctx, totals));
+    }
+    ctx.attributeToRewrite(0);
     if (totals.groups) {
       FB_TRY(graph.topologicalSort());
       FB_TRY(inferShapes(graph));

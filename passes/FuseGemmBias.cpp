@@ -93,6 +93,8 @@ public:
         ++skipped[why];
         continue;
       }
+      if (!ctx.mayRewrite())
+        continue;
       fuse(graph, matmul, add, biasOperand, ctx);
       ++fused;
     }

@@ -280,8 +280,8 @@ public:
   Partitioner(const std::vector<FlowNode>& nodes, const std::vector<DomNode>& dom,
               const FusionOptions& options)
       : m_nodes(nodes), m_dom(dom), m_maxGroupSize(options.maxGroupSize),
-        m_dag(consumerLists(nodes), options.verifyConvexity), m_groups(nodes.size()),
-        m_mark(nodes.size(), 0) {
+        m_mayUnite(options.mayUnite), m_dag(consumerLists(nodes), options.verifyConvexity),
+        m_groups(nodes.size()), m_mark(nodes.size(), 0) {
     for (size_t i = 0; i < nodes.size(); ++i) {
       m_groups[i].pattern = nodes[i].pattern;
       m_groups[i].anchors = isAnchorCategory(nodes[i].pattern) ? 1 : 0;
@@ -346,6 +346,7 @@ public:
       }
       if (!g.anchor)
         g.anchor = g.members.front();
+      g.lastUnion = m_groups[size_t(m_dag.findConst(members.front()))].lastUnion;
       plan.groups.push_back(std::move(g));
     }
     return plan;
@@ -355,6 +356,7 @@ private:
   struct Group {
     OpCategory pattern = OpCategory::Opaque;
     int anchors = 0; ///< ComplexOutFusable and Reduction members; valid at roots
+    int64_t lastUnion = 0; ///< the index mayUnite gave the latest union into this root
   };
 
   int find(int x) { return m_dag.find(x); }
@@ -416,11 +418,24 @@ private:
       ++m_refusedForAnchors;
       return;
     }
-    if (!m_dag.tryMerge(target, roots)) {
-      ++m_refusedForCycle;
+    // The rewrite counter is asked only for a legal union, so that its count is the number
+    // of unions made.
+    int64_t unionIndex = 0;
+    bool refusedByCounter = false;
+    auto mayCommit = [&] {
+      if (!m_mayUnite)
+        return true;
+      unionIndex = m_mayUnite();
+      refusedByCounter = unionIndex == 0;
+      return !refusedByCounter;
+    };
+    if (!m_dag.tryMerge(target, roots, mayCommit)) {
+      if (!refusedByCounter)
+        ++m_refusedForCycle;
       return;
     }
     Group& t = m_groups[size_t(target)];
+    t.lastUnion = unionIndex;
     for (int r : roots) {
       const Group& g = m_groups[size_t(r)];
       t.pattern = combine(t.pattern, g.pattern);
@@ -431,6 +446,7 @@ private:
   const std::vector<FlowNode>& m_nodes;
   const std::vector<DomNode>& m_dom;
   size_t m_maxGroupSize;
+  std::function<int64_t()> m_mayUnite;
   ContractedDag m_dag;
   std::vector<Group> m_groups;
   std::vector<uint32_t> m_mark;

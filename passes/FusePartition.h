@@ -5,6 +5,8 @@
 #include "core/Graph.h"
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace fb {
@@ -38,6 +40,9 @@ struct FusionOptions {
   /// answer decides, so the plan is the reference plan; the maintained order of the groups is
   /// checked after every union. Failures are counted in FusionPlan.
   bool verifyConvexity = false;
+  /// Asked before each union is made, once it is legal (the pass's rewrite counter: one union
+  /// is one rewrite). Returns the union's 1-based index, or 0 to refuse it. Empty: always made.
+  std::function<int64_t()> mayUnite;
 };
 
 /// One group of nodes that will become one fused node.
@@ -46,6 +51,9 @@ struct FusionGroup {
   /// The member the group is named after: its ComplexOutFusable or Reduction op when it has one,
   /// else its first member.
   Node* anchor = nullptr;
+  /// The index mayUnite gave the group's last union (0 without mayUnite): the rewrite its
+  /// materialization is attributed to.
+  int64_t lastUnion = 0;
 };
 
 /// The partition of a graph's top-level nodes.

@@ -1,5 +1,6 @@
 // layout: moves Conv/pool/BatchNorm/elementwise regions from NCHW to NHWC or blocked NCHW8c,
 // re-packing weights at compile time and converting activations only at region boundaries.
+#include "core/Faults.h"
 #include "core/ShapeInference.h"
 #include "core/ops/LayoutTransform.h"
 #include "passes/LayoutRegions.h"
@@ -23,6 +24,24 @@ std::string layoutSuffix(DataLayout layout) {
   for (const char* p = layoutName(layout); *p; ++p)
     s += char(std::tolower(static_cast<unsigned char>(*p)));
   return s;
+}
+
+/// `t` ([a, C, s...]) with its channels permuted as the layout-constant-channels fault lays
+/// them: channel c goes where channel (c % blocks) * 8 + c / blocks belongs, as if block and
+/// lane indices had been swapped.
+Tensor swapBlockAndLane(const Tensor& t) {
+  const auto& sizes = t.sizes();
+  const int64_t channels = sizes[1], blocks = channels / kChannelBlock;
+  const int64_t inner = t.numElements() / (sizes[0] * channels);
+  Tensor out(t.dtype(), sizes);
+  for (int64_t a = 0; a < sizes[0]; ++a)
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t to = (c % blocks) * kChannelBlock + c / blocks;
+      for (int64_t i = 0; i < inner; ++i)
+        out.setFromDouble((a * channels + to) * inner + i,
+                          t.getAsDouble((a * channels + c) * inner + i));
+    }
+  return out;
 }
 
 /// A constant operand of an elementwise op (left-padded to the activation's rank `rank`, with
@@ -53,6 +72,9 @@ Expected<Tensor> relayConstant(const Tensor& k, size_t rank, int64_t channels, D
         for (int64_t i = 0; i < inner; ++i)
           e.setFromDouble((a * channels + c) * inner + i, t.getAsDouble(a * inner + i));
     t = e;
+  } else if (faultEnabled(Fault::LayoutConstantChannels) && to == DataLayout::NCHW8c &&
+             channels > kChannelBlock && channels % kChannelBlock == 0) {
+    t = swapBlockAndLane(t);
   }
   return tensorToLayout(t, to);
 }
@@ -60,8 +82,10 @@ Expected<Tensor> relayConstant(const Tensor& k, size_t rank, int64_t channels, D
 /// Rewrites the converted regions of a graph into layout `to`.
 class LayoutRewriter {
 public:
-  LayoutRewriter(Graph& graph, DataLayout to, const LayoutRegions& regions, PassContext& ctx)
-      : m_graph(graph), m_to(to), m_regions(regions), m_ctx(ctx) {}
+  LayoutRewriter(Graph& graph, DataLayout to, const LayoutRegions& regions,
+                 const std::vector<int64_t>& regionRewrite, PassContext& ctx)
+      : m_graph(graph), m_to(to), m_regions(regions), m_regionRewrite(regionRewrite),
+        m_ctx(ctx) {}
 
   /// Converts every node of every converted region, adds the conversions back to NCHW where a
   /// region value leaves its region, and erases the NCHW originals and their dead constants.
@@ -70,10 +94,14 @@ public:
     for (const LayoutCandidate& c : m_regions.candidates)
       if (m_regions.convertedCandidate(c.node))
         order.push_back(&c);
-    for (const LayoutCandidate* c : order)
+    for (const LayoutCandidate* c : order) {
+      m_ctx.attributeToRewrite(m_regionRewrite[size_t(c->region)]);
       FB_TRY(convert(*c));
-    for (const LayoutCandidate* c : order)
+    }
+    for (const LayoutCandidate* c : order) {
+      m_ctx.attributeToRewrite(m_regionRewrite[size_t(c->region)]);
       FB_TRY(convertBackWhereNeeded(c->node));
+    }
     std::vector<Value*> oldConstants;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       Node* old = (*it)->node;
@@ -355,6 +383,7 @@ private:
   Graph& m_graph;
   DataLayout m_to;
   const LayoutRegions& m_regions;
+  const std::vector<int64_t>& m_regionRewrite; ///< per region: its rewrite's index
   PassContext& m_ctx;
   std::unordered_map<Value*, Value*> m_inLayout; ///< NCHW value → the same value in m_to
   std::map<std::pair<Value*, std::pair<size_t, int64_t>>, Value*> m_constants;
@@ -442,7 +471,7 @@ bool composeToIdentity(const ConversionView& first, const ConversionView& second
 /// Removes every pair of adjacent conversions that undo each other (ReorderLayout a→b then
 /// b→a, Transposes whose permutations compose to the identity, or a mix of NCHW↔NHWC
 /// Transpose and ReorderLayout). Returns the number of conversion nodes removed.
-int64_t cancelInverseConversions(Graph& g) {
+int64_t cancelInverseConversions(Graph& g, PassContext& ctx) {
   int64_t removed = 0;
   for (bool changed = true; changed;) {
     changed = false;
@@ -460,6 +489,8 @@ int64_t cancelInverseConversions(Graph& g) {
       Value* out = second->output(0);
       if (!sameType(src->type(), out->type()) || !canReplaceKeepingName(g, out, src))
         continue;
+      if (!ctx.mayRewrite())
+        return removed; // every later cancellation would be refused too
       replaceValue(g, out, src);
       g.eraseNode(second);
       ++removed;
@@ -523,12 +554,21 @@ public:
       return makeError("option to expects nchw8c or nhwc, got '", toName, "'");
     FB_TRY(inferShapes(graph));
     LayoutRegions regions = findLayoutRegions(graph, *to);
+    // One region is one rewrite (its nodes only convert together: a region value read by an
+    // unconverted member would have no NCHW copy). A refused region stays NCHW.
+    std::vector<int64_t> regionRewrite(regions.converted.size(), 0);
     int64_t converted = 0;
-    for (bool c : regions.converted)
-      converted += c;
-    LayoutRewriter rewriter(graph, *to, regions, ctx);
+    for (size_t r = 0; r < regions.converted.size(); ++r) {
+      if (regions.converted[r] && !ctx.mayRewrite())
+        regions.converted[r] = false;
+      if (regions.converted[r])
+        regionRewrite[r] = ctx.rewrites();
+      converted += regions.converted[r];
+    }
+    LayoutRewriter rewriter(graph, *to, regions, regionRewrite, ctx);
     FB_TRY(rewriter.run());
-    const int64_t cancelled = cancelInverseConversions(graph);
+    ctx.attributeToRewrite(0);
+    const int64_t cancelled = cancelInverseConversions(graph, ctx);
     FB_TRY(inferShapes(graph));
     ctx.addStatistic("regions converted", double(converted));
     ctx.addStatistic("ops converted", double(rewriter.opsConverted()));

@@ -413,6 +413,8 @@ public:
         ctx.addStatistic("left alone: " + why);
         continue;
       }
+      if (!ctx.mayRewrite())
+        continue;
       FB_ASSIGN_OR_RETURN(std::vector<Node*> created, lower(graph, *p));
       std::vector<NodeId> ids;
       for (Node* m : created)
@@ -433,6 +435,7 @@ public:
       ctx.setSummary("no QDQ pattern to lower");
       return false;
     }
+    ctx.attributeToRewrite(0); // the clean-up belongs to no single rewrite
     eraseDead(graph, maybeDead, ctx);
     FB_TRY(inferShapes(graph));
     std::string summary;

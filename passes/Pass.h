@@ -7,6 +7,7 @@
 #include <cassert>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,14 +50,43 @@ struct ProvenanceEvent {
   NodeId node;                ///< the node created, deleted or replaced
   std::vector<NodeId> from;   ///< for Created/Replaced: the nodes it came from / replaced by
   std::string note;
+  /// The rewrite (1-based, PassContext::mayRewrite) this event is part of; 0 when it belongs
+  /// to none (clean-up after the rewrites, or a pass that does not count).
+  int64_t rewrite = 0;
 };
 
 /// Per-run state a pass reports into: statistics ("folded 20 BatchNormalization into Conv"),
-/// numeric counters for reports and the provenance log.
+/// numeric counters for reports and the provenance log; and the rewrite debug counter.
 class PassContext {
 public:
   explicit PassContext(PassOptions options = {}) : m_options(std::move(options)) {}
   const PassOptions& options() const { return m_options; }
+
+  // -- Rewrite debug counter (MLIR's debug counters; docs/decisions.md) --
+  /// Asks before each individual rewrite whether the pass may commit it. A pass calls this
+  /// once per rewrite, after deciding the rewrite applies and right before it changes the
+  /// graph, so that a refusal leaves a valid graph. Rewrites are counted per pass application
+  /// (all fixed-point iterations together); under a limit of N the first N are allowed and
+  /// every later one refused, so the state after N rewrites is the same in every run. Events
+  /// logged after an allowed rewrite belong to it. Without a limit this is always true.
+  bool mayRewrite() {
+    if (m_rewriteLimit >= 0 && m_rewrites >= m_rewriteLimit) {
+      m_refused = true;
+      return false;
+    }
+    m_currentRewrite = ++m_rewrites;
+    return true;
+  }
+  /// Stops the pass after `limit` rewrites (nullopt: no limit).
+  void setRewriteLimit(std::optional<int64_t> limit) { m_rewriteLimit = limit ? *limit : -1; }
+  /// The rewrites allowed so far: with no limit, the number the pass made.
+  int64_t rewrites() const { return m_rewrites; }
+  /// True once the limit refused a rewrite.
+  bool rewriteRefused() const { return m_refused; }
+  /// For passes that decide every rewrite first and commit them later (fuse, layout): events
+  /// logged from now on belong to rewrite `index` (0: to none).
+  void attributeToRewrite(int64_t index) { m_currentRewrite = index; }
+  int64_t currentRewrite() const { return m_currentRewrite; }
 
   /// Adds to a named counter ("nodes folded"); counters print as the pass's statistics.
   void addStatistic(const std::string& name, double amount = 1) { m_counters[name] += amount; }
@@ -66,13 +96,15 @@ public:
   const std::string& summary() const { return m_summary; }
 
   void logCreated(NodeId id, std::vector<NodeId> from, std::string note = {}) {
-    m_events.push_back({ProvenanceEvent::Kind::Created, id, std::move(from), std::move(note)});
+    m_events.push_back(
+        {ProvenanceEvent::Kind::Created, id, std::move(from), std::move(note), m_currentRewrite});
   }
   void logDeleted(NodeId id, std::string note = {}) {
-    m_events.push_back({ProvenanceEvent::Kind::Deleted, id, {}, std::move(note)});
+    m_events.push_back({ProvenanceEvent::Kind::Deleted, id, {}, std::move(note), m_currentRewrite});
   }
   void logReplaced(NodeId id, std::vector<NodeId> by, std::string note = {}) {
-    m_events.push_back({ProvenanceEvent::Kind::Replaced, id, std::move(by), std::move(note)});
+    m_events.push_back(
+        {ProvenanceEvent::Kind::Replaced, id, std::move(by), std::move(note), m_currentRewrite});
   }
   const std::vector<ProvenanceEvent>& events() const { return m_events; }
 
@@ -81,6 +113,10 @@ private:
   std::map<std::string, double> m_counters;
   std::string m_summary;
   std::vector<ProvenanceEvent> m_events;
+  int64_t m_rewriteLimit = -1; ///< -1: no limit
+  int64_t m_rewrites = 0;
+  int64_t m_currentRewrite = 0;
+  bool m_refused = false;
 };
 
 /// A graph transformation or analysis. run() returns whether it changed the graph; on error the

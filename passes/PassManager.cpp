@@ -109,16 +109,21 @@ std::string describeRecord(const PassRecord& r) {
   int64_t delta = r.nodesAfter - r.nodesBefore;
   if (delta != 0)
     os << "; " << (delta > 0 ? "+" : "") << delta << " nodes";
+  if (r.rewriteLimitHit)
+    os << "; stopped after " << r.rewrites << (r.rewrites == 1 ? " rewrite" : " rewrites")
+       << " (rewrite limit)";
   return os.str();
 }
 
-Expected<Snapshot> PassManager::applyStep(const Graph& current, const PipelineStep& step) const {
+Expected<Snapshot> PassManager::applyStep(const Graph& current, const PipelineStep& step,
+                                          std::optional<int64_t> rewriteLimit) const {
   FB_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, createPass(step.passName));
-  return applyPass(current, *pass, step);
+  return applyPass(current, *pass, step, rewriteLimit);
 }
 
 Expected<Snapshot> PassManager::applyPass(const Graph& current, Pass& pass,
-                                          const PipelineStep& step) const {
+                                          const PipelineStep& step,
+                                          std::optional<int64_t> rewriteLimit) const {
   const std::string name = step.passName.empty() ? pass.name() : step.passName;
   // The pass works on a copy: on failure the copy is dropped and `current` stays as it was.
   // Steps from parsePipeline are already checked; steps built in code are checked here, before
@@ -126,6 +131,7 @@ Expected<Snapshot> PassManager::applyPass(const Graph& current, Pass& pass,
   FB_TRY(validateStep(step, pass));
   std::unique_ptr<Graph> work = current.clone();
   PassContext ctx(withDeclaredDefaults(pass.options(), step.options));
+  ctx.setRewriteLimit(rewriteLimit);
   PassRecord record;
   record.pass = name;
   record.step = step.passName.empty() ? name + step.options.str() : step.str();
@@ -143,6 +149,9 @@ Expected<Snapshot> PassManager::applyPass(const Graph& current, Pass& pass,
     if (!*changed)
       break;
     changedAny = true;
+    // Every later rewrite would be refused too: another iteration cannot change anything.
+    if (ctx.rewriteRefused())
+      break;
   }
   record.milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -166,6 +175,9 @@ Expected<Snapshot> PassManager::applyPass(const Graph& current, Pass& pass,
   record.statistics = ctx.statistics();
   record.summary = ctx.summary();
   record.events = ctx.events();
+  record.rewrites = ctx.rewrites();
+  record.rewriteLimit = rewriteLimit;
+  record.rewriteLimitHit = ctx.rewriteRefused();
   record.nodesAfter = countNodes(*work);
   if (m_options.numericCheck)
     record.numericMaxAbs = maxAbsDiff(current, *work, m_options.numericSeed);
@@ -180,6 +192,12 @@ PipelineResult PassManager::run(std::unique_ptr<Graph> input,
   PipelineResult result;
   result.snapshots.push_back(Snapshot{std::shared_ptr<const Graph>(std::move(input)), {}});
   int64_t applied = 0;
+  // The rewrite limit applies to the last application that runs.
+  int64_t lastApplication = 0;
+  for (const PipelineStep& step : steps)
+    lastApplication += m_options.disabled.count(step.passName) ? 0 : 1;
+  if (m_options.passLimit)
+    lastApplication = std::min(lastApplication, *m_options.passLimit);
   for (size_t k = 0; k < steps.size(); ++k) {
     const PipelineStep& step = steps[k];
     if (m_options.disabled.count(step.passName))
@@ -187,8 +205,9 @@ PipelineResult PassManager::run(std::unique_ptr<Graph> input,
     if (m_options.passLimit && applied >= *m_options.passLimit)
       break;
     const Graph& current = *result.snapshots.back().graph;
-    auto snap = applyStep(current, step);
     ++applied;
+    auto snap = applyStep(current, step,
+                          applied == lastApplication ? m_options.rewriteLimit : std::nullopt);
     if (!snap.ok()) {
       result.error = snap.error();
       if (!m_options.reproducerDir.empty())

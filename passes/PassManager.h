@@ -23,6 +23,12 @@ struct PassRecord {
   std::string summary;            ///< one line: "fold-batchnorm: folded 20 ...; -20 nodes"
   std::vector<ProvenanceEvent> events;
   int64_t nodesBefore = 0, nodesAfter = 0;
+  /// Rewrites the pass made (PassContext::mayRewrite), all fixed-point iterations together.
+  int64_t rewrites = 0;
+  /// Set when the application ran under a rewrite limit; `rewriteLimitHit` when the limit
+  /// refused a rewrite (the pass stopped early).
+  std::optional<int64_t> rewriteLimit;
+  bool rewriteLimitHit = false;
   /// Largest |before - after| over graph outputs when the numeric check ran.
   std::optional<double> numericMaxAbs;
 };
@@ -40,6 +46,9 @@ struct Snapshot {
 struct PassManagerOptions {
   bool verifyEach = true;                   ///< run the verifier after every pass
   std::optional<int64_t> passLimit;         ///< stop after this many pass applications
+  /// The last pass application that runs (the passLimit-th, or the pipeline's last) stops
+  /// after this many rewrites (--rewrite-limit: bisection by hand, inside a pass).
+  std::optional<int64_t> rewriteLimit;
   std::set<std::string> disabled;           ///< pass names to skip
   bool numericCheck = false;                ///< interpreter before vs after each pass
   uint64_t numericSeed = 0;                 ///< seed of the numeric check's inputs
@@ -65,12 +74,15 @@ public:
   explicit PassManager(PassManagerOptions options = {}) : m_options(std::move(options)) {}
   /// Runs `steps` on `input` (which becomes snapshot 0).
   PipelineResult run(std::unique_ptr<Graph> input, const std::vector<PipelineStep>& steps) const;
-  /// Applies one step to `current`, producing the next snapshot or an error.
-  Expected<Snapshot> applyStep(const Graph& current, const PipelineStep& step) const;
+  /// Applies one step to `current`, producing the next snapshot or an error. With a
+  /// `rewriteLimit` the pass stops after that many rewrites (PassContext::mayRewrite).
+  Expected<Snapshot> applyStep(const Graph& current, const PipelineStep& step,
+                               std::optional<int64_t> rewriteLimit = std::nullopt) const;
   /// Applies a pass object that need not be registered (tests, plugins) with `step`'s options,
   /// under the same instrumentation as applyStep: copy, run (to a fixed point when the pass asks),
   /// verify, record. `current` is never modified.
-  Expected<Snapshot> applyPass(const Graph& current, Pass& pass, const PipelineStep& step) const;
+  Expected<Snapshot> applyPass(const Graph& current, Pass& pass, const PipelineStep& step,
+                               std::optional<int64_t> rewriteLimit = std::nullopt) const;
 
 private:
   PassManagerOptions m_options;

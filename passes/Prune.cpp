@@ -101,7 +101,8 @@ void markSmallest(std::vector<WeightRef>& refs, int64_t count,
 
 /// Zeroes the smallest-magnitude weights, one threshold over all weights (global) or one per
 /// tensor (layer). Returns the number of weights zeroed and considered.
-std::pair<int64_t, int64_t> pruneUnstructured(Graph& g, double sparsity, bool global) {
+std::pair<int64_t, int64_t> pruneUnstructured(Graph& g, double sparsity, bool global,
+                                               PassContext& ctx) {
   std::vector<Value*> weights = prunableWeights(g);
   std::vector<std::vector<bool>> zero(weights.size());
   std::vector<WeightRef> all;
@@ -124,7 +125,7 @@ std::pair<int64_t, int64_t> pruneUnstructured(Graph& g, double sparsity, bool gl
   int64_t zeroed = 0;
   for (uint32_t t = 0; t < weights.size(); ++t) {
     const int64_t n = std::count(zero[t].begin(), zero[t].end(), true);
-    if (n == 0)
+    if (n == 0 || !ctx.mayRewrite()) // one weight tensor is one rewrite
       continue;
     Value* old = weights[t];
     Tensor fresh(DType::F32, old->constantData().sizes());
@@ -194,7 +195,8 @@ public:
     bool changed = false;
     std::string summary;
     if (opt.structured) {
-      ChannelPruneResult r = pruneConvChannels(graph, opt.sparsity, opt.score);
+      ChannelPruneResult r =
+          pruneConvChannels(graph, opt.sparsity, opt.score, [&ctx] { return ctx.mayRewrite(); });
       changed = r.convsPruned > 0;
       if (changed)
         FB_TRY(inferShapes(graph));
@@ -209,7 +211,7 @@ public:
       if (r.convsTied)
         summary += " (" + std::to_string(r.convsTied) + " left alone: channels tied)";
     } else {
-      auto [zeroed, total] = pruneUnstructured(graph, opt.sparsity, opt.global);
+      auto [zeroed, total] = pruneUnstructured(graph, opt.sparsity, opt.global, ctx);
       changed = zeroed > 0;
       ctx.addStatistic("weights zeroed", double(zeroed));
       ctx.addStatistic("weights considered", double(total));

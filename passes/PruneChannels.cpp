@@ -241,7 +241,8 @@ std::vector<int64_t> channelsToKeep(const Tensor& w, int64_t drop, ChannelScore 
 
 } // namespace
 
-ChannelPruneResult pruneConvChannels(Graph& graph, double ratio, ChannelScore score) {
+ChannelPruneResult pruneConvChannels(Graph& graph, double ratio, ChannelScore score,
+                                     const std::function<bool()>& mayRewrite) {
   ChannelPruneResult result;
   // 1. Choose every Conv's channels on the original weights, before any rewrite changes them.
   struct Candidate {
@@ -270,6 +271,8 @@ ChannelPruneResult pruneConvChannels(Graph& graph, double ratio, ChannelScore sc
   // 2. Rewrite one Conv at a time, re-planning on the current graph: an earlier rewrite may have
   //    replaced a constant this plan touches (conv2's W after conv1 shrank its input channels).
   for (const Candidate& cand : chosen) {
+    if (mayRewrite && !mayRewrite())
+      continue;
     const int64_t channels = f32Constant(cand.conv->input(1))->sizes()[0];
     std::vector<Shrink> plan = {{Shrink::Kind::OwnOutput, cand.conv}};
     [[maybe_unused]] bool ok = planConsumers(cand.conv->output(0), channels, plan);

@@ -4,6 +4,7 @@
 
 #include "core/Graph.h"
 
+#include <functional>
 #include <string>
 
 namespace fb {
@@ -21,7 +22,9 @@ struct ChannelPruneResult {
 
 /// Removes, in every dense Conv (group 1, constant f32 weight) whose output channels can be
 /// shrunk along every consumer path, the floor(ratio·C) channels of lowest score (at least one
-/// channel stays), and shrinks the consumers to match. Does not re-infer shapes.
-ChannelPruneResult pruneConvChannels(Graph& graph, double ratio, ChannelScore score);
+/// channel stays), and shrinks the consumers to match. Does not re-infer shapes. Each Conv is
+/// one rewrite: `mayRewrite` (when given) is asked before it and may refuse it.
+ChannelPruneResult pruneConvChannels(Graph& graph, double ratio, ChannelScore score,
+                                     const std::function<bool()>& mayRewrite = {});
 
 } // namespace fb

@@ -345,12 +345,17 @@ public:
     std::map<const Node*, size_t> position;
     for (size_t i = 0; i < graph.nodes().size(); ++i)
       position[graph.nodes()[i].get()] = i;
+    // Rewrites: one per activation given a Q/DQ pair, then one per op whose weight (and bias)
+    // is quantized. Each leaves a valid graph alone: a DequantizeLinear yields f32.
     for (Value* v : plan.values)
-      insertActivationQdq(graph, v, plan.params.at(v), opt.scheme.dtype, position, ctx);
+      if (ctx.mayRewrite())
+        insertActivationQdq(graph, v, plan.params.at(v), opt.scheme.dtype, position, ctx);
 
     std::map<std::string, int64_t> quantizedByOp;
     std::set<Value*> oldConstants;
     for (const Candidate& c : candidates) {
+      if (!ctx.mayRewrite())
+        continue;
       QuantizedWeight qw = quantizeWeight(c.weight->constantData(), c.axis, opt.perChannel);
       const float xScale = plan.params.at(c.x).scale;
       oldConstants.insert(c.weight);

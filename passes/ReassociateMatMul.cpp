@@ -174,7 +174,7 @@ public:
       ChainOrder order = optimalOrder(chain);
       double best = order.best[0][chain.leaves.size() - 1];
       before += chain.currentFlops;
-      if (!(best < chain.currentFlops))
+      if (!(best < chain.currentFlops) || !ctx.mayRewrite())
         continue;
       rebuild(graph, chain, order, ctx);
       saved += chain.currentFlops - best;

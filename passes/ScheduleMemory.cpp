@@ -169,7 +169,9 @@ public:
       identity[i] = i;
     double before = double(peakActivationBytes(graph));
     std::vector<size_t> order = greedySchedule(graph);
-    bool better = order != identity && peakOf(graph, order) < peakOf(graph, identity);
+    // The reordering is one rewrite.
+    bool better = order != identity && peakOf(graph, order) < peakOf(graph, identity) &&
+                  ctx.mayRewrite();
     if (better)
       FB_TRY(applyOrder(graph, order));
     double after = double(peakActivationBytes(graph));

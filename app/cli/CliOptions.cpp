@@ -178,7 +178,14 @@ Expected<CliOptions> parseCliOptions(int argc, char** argv) {
     } else if (a == "--replay") {
       FB_TRY(str(o.replay));
     } else if (a == "--inject-fault") {
-      FB_TRY(str(o.injectFault));
+      std::string list;
+      FB_TRY(str(list));
+      o.injectFaults.push_back(list);
+    } else if (a == "--rewrite-limit") {
+      FB_TRY(integer(o.rewriteLimit));
+      if (*o.rewriteLimit < 0)
+        return makeError("option --rewrite-limit expects a number of rewrites >= 0, got ",
+                         *o.rewriteLimit);
     } else if (a == "--list-faults") {
       o.listFaults = true;
     } else if (a == "--fuzz") {
@@ -202,6 +209,7 @@ Pipeline
   -O0 | -O1 | -O2 | -O3    named pipelines (documented by --list-passes)
   --list-passes            every pass: name, one-line description and declared options
   --pass-limit N           stop after N pass applications
+  --rewrite-limit N        the last pass application stops after its N-th rewrite
   --print-ir               print the resulting IR as text (the default output)
   --print-after-all        print the IR after every pass
   --print-after-change     print the IR after every pass that changed it
@@ -243,7 +251,11 @@ Code
   --cpu NAME               cpu: compile for another x86-64 CPU (znver2, haswell, ...)
 
 Debugging
-  --bisect, --reduce FILE.fbir, --replay FILE.fbir, --inject-fault NAME, --list-faults, --fuzz N
+  --bisect                 find the first pass application, the first rewrite inside it, or
+                           the first compiled kernel after which --compare fails (exit 1)
+  --inject-fault NAME      turn on a built-in fault (repeatable, or a comma list)
+  --list-faults            the built-in faults: name, where, what goes wrong
+  --reduce FILE.fbir, --replay FILE.fbir, --fuzz N   (not in this build yet)
 
 Every report option also takes --json (one JSON object on stdout).
 Errors go to stderr prefixed 'error:' and exit non-zero.

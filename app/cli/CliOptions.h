@@ -22,6 +22,8 @@ struct CliOptions {
   std::string optLevel; // "O0".."O3" or empty
   bool listPasses = false;
   std::optional<int64_t> passLimit;
+  /// The last pass application stops after this many rewrites (--rewrite-limit).
+  std::optional<int64_t> rewriteLimit;
   bool printIr = false;
   bool printAfterAll = false;
   bool printAfterChange = false;
@@ -69,7 +71,8 @@ struct CliOptions {
   bool bisect = false;
   std::string reduce;
   std::string replay;
-  std::string injectFault;
+  /// --inject-fault, once per occurrence (each a name or a comma list).
+  std::vector<std::string> injectFaults;
   bool listFaults = false;
   std::optional<int64_t> fuzz;
 

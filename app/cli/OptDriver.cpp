@@ -3,15 +3,18 @@
 // operations run, compare, emit and measure, and this file prints what they return.
 #include "app/cli/OptDriver.h"
 #include "app/cli/CliSettings.h"
+#include "app/cli/DebugReports.h"
 #include "app/cli/MemoryReports.h"
 #include "app/cli/PipelineReports.h"
 #include "app/cli/Reports.h"
+#include "app/workbench/Bisect.h"
 #include "app/workbench/Compare.h"
 #include "app/workbench/Emit.h"
 #include "app/workbench/Inputs.h"
 #include "app/workbench/Run.h"
 #include "app/workbench/Session.h"
 #include "codegen/llvm/ObjectEmitter.h"
+#include "core/Faults.h"
 #include "core/Graph.h"
 #include "core/GraphDiff.h"
 #include "core/ModelIO.h"
@@ -28,16 +31,10 @@ namespace {
 /// Options of later issues that this build does not carry out yet.
 std::vector<std::string> unavailableOptions(const CliOptions& o) {
   std::vector<std::string> names;
-  if (o.bisect)
-    names.push_back("--bisect");
   if (!o.reduce.empty())
     names.push_back("--reduce");
   if (!o.replay.empty())
     names.push_back("--replay");
-  if (!o.injectFault.empty())
-    names.push_back("--inject-fault");
-  if (o.listFaults)
-    names.push_back("--list-faults");
   if (o.fuzz)
     names.push_back("--fuzz");
   return names;
@@ -74,6 +71,25 @@ public:
   Driver(const CliOptions& o, std::ostream& out, std::ostream& err) : m_o(o), m_out(out), m_err(err) {}
 
   int run() {
+    // Faults are process-wide switches read by passes and codegen: set them before anything
+    // runs (and before --list-faults, which shows them on).
+    auto faults = parseFaultList(m_o.injectFaults);
+    if (!faults.ok())
+      return fail(faults.error().withContext("--inject-fault"), 2);
+    for (Fault f : *faults)
+      setFaultEnabled(f, true);
+    if (m_o.listFaults) {
+      if (m_o.json) {
+        JsonWriter w;
+        w.beginObject();
+        writeFaultListJson(w);
+        w.endObject();
+        m_out << w.str() << "\n";
+      } else {
+        m_out << faultListText();
+      }
+      return 0;
+    }
     if (m_o.listPasses) {
       if (m_o.json) {
         JsonWriter w;
@@ -196,6 +212,13 @@ public:
         exitCode = 1;
       reported = true;
     }
+    if (m_o.bisect) {
+      auto code = bisectAndReport(json);
+      if (!code.ok())
+        return fail(code.error());
+      exitCode = std::max(exitCode, *code);
+      reported = true;
+    }
     if (m_o.run || m_o.compare || m_o.bench || !m_o.profile.empty()) {
       auto code = runAndReport(result, json);
       if (!code.ok())
@@ -231,6 +254,7 @@ private:
 
   void configurePassManager(PassManagerOptions& pm) {
     pm.passLimit = m_o.passLimit;
+    pm.rewriteLimit = m_o.rewriteLimit;
     pm.disabled.insert(m_o.disabledPasses.begin(), m_o.disabledPasses.end());
     pm.numericCheck = m_o.numericCheck;
     pm.numericSeed = m_o.seed.value_or(0);
@@ -253,6 +277,52 @@ private:
     if (!inputs.ok() && !m_o.inputs.empty())
       return inputs.error().withContext("--inputs");
     return inputs;
+  }
+
+  /// --bisect: bisects the session's snapshots on --backend through the workbench and prints
+  /// the report. Returns the exit code (1: a mismatch was found).
+  Expected<int> bisectAndReport(JsonWriter& json) {
+    FB_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, inputsFor(*m_session.graph(0)));
+    workbench::BisectSettings settings;
+    settings.run = m_settings;
+    settings.tolerance = m_tolerance;
+    FB_ASSIGN_OR_RETURN(workbench::BisectReport report,
+                        workbench::bisectSnapshots(m_session.snapshots(), inputs, settings));
+    if (m_o.json)
+      writeBisectJson(json, report, m_o.backend);
+    else
+      m_out << bisectText(report, m_o.backend, reproduceCommand(report));
+    return report.mismatch ? 1 : 0;
+  }
+
+  /// The fusebox-opt command that stops the pipeline in the failing state and compares it.
+  std::string reproduceCommand(const workbench::BisectReport& r) const {
+    if (!r.mismatch)
+      return {};
+    std::string cmd = "fusebox-opt " + m_o.model;
+    if (!m_session.pipeline().empty())
+      cmd += " -p '" + m_session.pipelineString() + "'";
+    for (const std::string& d : m_o.disabledPasses)
+      cmd += " --disable-pass " + d;
+    for (const auto& [dim, size] : m_o.dims)
+      cmd += " --dim " + dim + "=" + std::to_string(size);
+    for (const std::string& f : m_o.injectFaults)
+      cmd += " --inject-fault " + f;
+    cmd += " --pass-limit " + std::to_string(r.index);
+    if (r.rewrite)
+      cmd += " --rewrite-limit " + std::to_string(*r.rewrite);
+    if (m_o.backend != "interp")
+      cmd += " --backend " + m_o.backend;
+    if (!m_o.inputs.empty()) {
+      cmd += " --inputs ";
+      for (size_t i = 0; i < m_o.inputs.size(); ++i)
+        cmd += (i ? "," : "") + m_o.inputs[i];
+    }
+    if (m_o.seed)
+      cmd += " --seed " + std::to_string(*m_o.seed);
+    if (!m_o.tolerance.empty())
+      cmd += " --tolerance " + m_o.tolerance;
+    return cmd + " --compare";
   }
 
   /// --run, --compare, --bench and --profile: runs the resulting graph on --backend through

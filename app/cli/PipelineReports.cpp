@@ -130,6 +130,10 @@ void writeTimingJson(JsonWriter& w, const std::vector<Snapshot>& snapshots) {
     w.field("iterations", int64_t(r.iterations));
     w.field("nodes_before", r.nodesBefore);
     w.field("nodes_after", r.nodesAfter);
+    // The rewrite debug counter: how many rewrites the pass made (what --rewrite-limit counts).
+    w.field("rewrites", r.rewrites);
+    if (r.rewriteLimit)
+      w.field("rewrite_limit", *r.rewriteLimit);
     w.field("summary", describeRecord(r));
     if (r.numericMaxAbs)
       w.field("numeric_max_abs", *r.numericMaxAbs);
@@ -152,6 +156,8 @@ void writeTimingJson(JsonWriter& w, const std::vector<Snapshot>& snapshots) {
       writeIds(w, e.from);
       if (!e.note.empty())
         w.field("note", e.note);
+      if (e.rewrite > 0)
+        w.field("rewrite", e.rewrite);
       w.endObject();
     }
     w.endArray();

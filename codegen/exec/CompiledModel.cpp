@@ -2,6 +2,7 @@
 #include "codegen/exec/CompiledModel.h"
 #include "codegen/exec/AlignedBuffer.h"
 #include "codegen/exec/SizeChecks.h"
+#include "codegen/exec/MixedExecution.h"
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/llvm/Jit.h"
 #include "codegen/llvm/KernelCache.h"
@@ -727,6 +728,10 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
                     : outputs[slot.index].mutableRawData();
     if (k < m_kernels.size() && !m_kernels[k].indexChecks.empty())
       FB_TRY(checkKernelIndices(m_kernels[k], args));
+    if (impl.fns[k] && k < m_interpretedKernels.size() && m_interpretedKernels[k]) {
+      FB_TRY(runKernelWithInterpreter(m_kernels[k], *m_graph->nodes().at(k), args));
+      continue;
+    }
     if (!impl.fns[k]) {
       auto t0 = Clock::now();
       FB_TRY(runInterpretedKernel(m_kernels[k], *m_graph, args, impl.dynamicArgs[k],

@@ -103,6 +103,13 @@ public:
   /// a profile, appends one run's kernel timings to it.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, Profile* profile = nullptr);
 
+  /// Mixed execution, for kernel bisection: kernel k runs its node with the reference
+  /// interpreter instead of its compiled code when `interpreted[k]` is true (empty: every
+  /// kernel runs its code). Kernel k computes top-level node k of graph(). Set it between runs.
+  void setInterpretedKernels(std::vector<bool> interpreted) {
+    m_interpretedKernels = std::move(interpreted);
+  }
+
   /// An empty profile with this model's kernel descriptions, ready for run().
   Profile newProfile() const;
 
@@ -127,6 +134,7 @@ private:
   std::unique_ptr<Graph> m_graph;
   std::vector<Kernel> m_kernels;
   CompileStats m_stats;
+  std::vector<bool> m_interpretedKernels; ///< setInterpretedKernels
   std::mutex m_runMutex;
 };
 

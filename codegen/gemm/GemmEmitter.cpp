@@ -4,6 +4,7 @@
 
 #include "codegen/gemm/DepthwiseEmitter.h"
 #include "codegen/gemm/GemmIrBuilder.h"
+#include "core/Faults.h"
 
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -358,6 +359,11 @@ Function* emitItems(GemmIrContext& c, Function* packA, Function* packB, Function
               // Edge tiles. Parts and blocks are whole tiles, so the only partial ones are the
               // last rows (M mod mr, full width) and the last columns (N mod nr, any rows).
               b.SetInsertPoint(edgeBlock);
+              if (faultEnabled(Fault::GemmEdgeLastColumn)) {
+                // The faulty edge: a column remainder is passed one column short.
+                callArgs[10] = b.CreateSelect(b.CreateICmpEQ(nValid, c.c64(p.nr)), nValid,
+                                              b.CreateSub(nValid, c.c64(1)));
+              }
               if (ukRows && ukRemainder) {
                 BasicBlock* rows = BasicBlock::Create(c.ctx, "tile.edge.rows", parent);
                 BasicBlock* cols = BasicBlock::Create(c.ctx, "tile.edge.remainder", parent);

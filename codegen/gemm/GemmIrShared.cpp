@@ -1,6 +1,7 @@
 // Pieces the GEMM and depthwise generators share: work-item functions and running them on the
 // thread pool, the micro-kernel signature, and the fused store's arithmetic.
 #include "codegen/gemm/GemmIrBuilder.h"
+#include "core/Faults.h"
 
 namespace fb::cg::gemmir {
 
@@ -80,6 +81,8 @@ Value* finishAccumulator(GemmIrContext& c, IRBuilder<>& b, Value* x, Value* bias
   const GemmSpec& s = c.spec;
   if (s.alpha != 1.0f)
     x = b.CreateFMul(x, c.vf(s.alpha), "alpha");
+  if (bias && !s.epilogue.empty() && faultEnabled(Fault::GemmEpilogueDropsBias))
+    bias = nullptr;
   if (bias) {
     if (s.beta != 1.0f)
       bias = b.CreateFMul(bias, c.vf(s.beta));

@@ -3,6 +3,7 @@
 #include "codegen/loops/LowerContext.h"
 #include "core/ops/KernelUtil.h"
 #include "core/ops/OpContext.h"
+#include "core/Faults.h"
 
 #include <algorithm>
 #include <cmath>
@@ -616,9 +617,14 @@ Status defineInline(KernelBuilder& b, const Node& n) {
     int64_t axis = rawAxis < 0 ? rawAxis + int64_t(outSizes.size()) : rawAxis;
     bool perAxis = scale->type().numElements().value_or(1) > 1;
     double lo = out->type().dtype == DType::U8 ? 0 : -128, hi = out->type().dtype == DType::U8 ? 255 : 127;
-    b.define(out, [&b, in, scale, zp, axis, perAxis, lo, hi, outType](const Indices& idx) {
+    // The faulty requantization leaves the quotient unrounded: the final cast truncates.
+    const bool truncate = faultEnabled(Fault::RequantizeTruncates);
+    b.define(out, [&b, in, scale, zp, axis, perAxis, lo, hi, outType,
+                   truncate](const Indices& idx) {
       Indices c = perAxis ? Indices{idx[size_t(axis)]} : Indices(scale->type().rank(), intImm(0));
-      ExprPtr v = unary(UnaryOp::Round, div(cast(Type::f32(), in(idx)), b.read(scale, c)));
+      ExprPtr v = div(cast(Type::f32(), in(idx)), b.read(scale, c));
+      if (!truncate)
+        v = unary(UnaryOp::Round, v);
       if (zp)
         v = add(v, cast(Type::f32(), b.read(zp, c)));
       v = min(max(v, floatImm(lo)), floatImm(hi));

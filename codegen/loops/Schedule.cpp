@@ -1,6 +1,7 @@
 // Schedule primitives and the default schedule.
 #include "codegen/loops/Schedule.h"
 #include "codegen/loops/ScheduleInternal.h"
+#include "core/Faults.h"
 
 #include <algorithm>
 #include <charconv>
@@ -66,6 +67,8 @@ Expected<StmtPtr> splitOne(const StmtPtr& loop, int64_t factor, ForKind innerKin
   const std::string& v = loop->var;
   std::string vo = v + "_o", vi = v + "_i", vt = v + "_t";
   int64_t nO = e / factor, tail = e % factor;
+  if (tail > 0 && nO > 0 && faultEnabled(Fault::LoopTailOffByOne))
+    --tail; // the remainder loop's bound is computed one short
   std::vector<StmtPtr> parts;
   if (nO > 0) {
     ExprPtr idx = add(loop->min, add(mul(var(vo), intImm(factor)), var(vi)));
