@@ -273,7 +273,8 @@ bool ScheduleController::waitForKernels(int timeoutMs) {
   while (timer.elapsed() < timeoutMs) {
     if (!m_coordinator->session().hasModel())
       return false;
-    if (kernels() && !m_describing) {
+    // Described, or failed to describe (the editor then says why): either way done.
+    if (!m_describing && m_describeCache.count(currentKey())) {
       showSelected();
       return true;
     }

@@ -53,7 +53,8 @@ public:
   bool isTrialRunning() const { return m_trialRunning.has_value(); }
   /// The described kernels of the current snapshot and overrides, or nullptr.
   std::shared_ptr<const std::vector<workbench::KernelSchedule>> kernels() const;
-  /// Processes events until the current snapshot's kernels are described (false on timeout).
+  /// Processes events until the current snapshot's kernels are described, or their description
+  /// failed and the editor says why (false on timeout).
   bool waitForKernels(int timeoutMs = 120000);
   /// Processes events until no trial runs (false on timeout).
   bool waitForTrial(int timeoutMs = 300000);
