@@ -70,9 +70,30 @@ bool threadsIndependent(const Stmt& loop) {
   return iterationsIndependent(loop) && readsOnlyOwnWrites(loop);
 }
 
+/// True when `e` is an injective function of `v` alone: v, or v plus, minus or times (non-zero)
+/// constants, nested (the channel offset of a Concat, the stride of a strided write).
+bool injectiveIn(const ExprPtr& e, const std::string& v) {
+  if (isVarNamed(e, v))
+    return true;
+  if (!e || e->kind != Expr::Kind::Binary || e->operands.size() != 2)
+    return false;
+  const ExprPtr& a = e->operands[0];
+  const ExprPtr& b = e->operands[1];
+  int64_t c = 0;
+  switch (e->binaryOp) {
+  case BinaryOp::Add:
+    return (b->isIntConst() && injectiveIn(a, v)) || (a->isIntConst() && injectiveIn(b, v));
+  case BinaryOp::Sub: return b->isIntConst() && injectiveIn(a, v);
+  case BinaryOp::Mul:
+    return (b->isIntConst(&c) && c != 0 && injectiveIn(a, v)) ||
+           (a->isIntConst(&c) && c != 0 && injectiveIn(b, v));
+  default: return false;
+  }
+}
+
 /// True when every store to an argument buffer inside `body` has, for each of `vars`, an index
-/// that is exactly that variable: iterations with different values of the variables then write
-/// disjoint elements, whatever the other indices are.
+/// that is an injective function of that variable alone: iterations with different values of
+/// the variables then write disjoint elements, whatever the other indices are.
 bool writesThroughPlainIndices(const StmtPtr& body, const std::vector<std::string>& vars) {
   bool ok = true, any = false;
   forEachStmt(body, [&](const Stmt& x) {
@@ -82,7 +103,7 @@ bool writesThroughPlainIndices(const StmtPtr& body, const std::vector<std::strin
     for (const std::string& v : vars) {
       bool plain = false;
       for (const ExprPtr& i : x.indices)
-        plain |= isVarNamed(i, v);
+        plain |= injectiveIn(i, v);
       ok &= plain;
     }
   });
