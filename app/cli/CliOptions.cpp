@@ -247,7 +247,10 @@ Running
 Code
   --emit KIND              loops | llvm | llvm-raw | asm | ptx | obj ; print (or with -o
                            write) the generated code; obj writes -o FILE.o and FILE.h
-  --target T               host (default) | sm_80 | sm_90 | ...
+  --target T               host (default) | sm_80 | sm_90 | ... ; an sm_NN target makes
+                           --emit loops/llvm/llvm-raw the GPU schedule's code, --emit ptx
+                           that GPU's PTX (default: this machine's GPU, else sm_80), and
+                           --backend gpu compile for it
   --cpu NAME               cpu: compile for another x86-64 CPU (znver2, haswell, ...)
 
 Debugging

@@ -1,5 +1,6 @@
 // Flags to typed workbench values.
 #include "app/cli/CliSettings.h"
+#include "codegen/llvm/Target.h"
 
 #include <cctype>
 #include <cmath>
@@ -27,6 +28,12 @@ Expected<workbench::CompileSettings> compileSettingsFrom(const CliOptions& o) {
     s.cpu = o.cpu;
   else if (o.target != "host" && o.target.rfind("sm_", 0) != 0)
     s.cpu = o.target;
+  if (o.target.rfind("sm_", 0) == 0) {
+    s.gpu = o.target;
+    auto gpu = cg::TargetInfo::forGpu(o.target);
+    if (!gpu.ok())
+      return gpu.error().withContext("--target");
+  }
   if (!s.cpu.empty()) {
     auto target = workbench::targetFor(s);
     if (!target.ok())
@@ -50,17 +57,19 @@ Expected<workbench::CompileSettings> compileSettingsFrom(const CliOptions& o) {
 Expected<workbench::RunSettings> runSettingsFrom(const CliOptions& o) {
   workbench::RunSettings r;
   auto backend = workbench::backendFromName(o.backend);
-  if (!backend || !workbench::backendAvailable(*backend).ok())
+  if (!backend)
+    return makeError("--backend expects interp, cpu or gpu, got '", o.backend, "'");
+  if (Status available = workbench::backendAvailable(*backend); !available.ok())
     return makeUnsupported("backend '", o.backend,
-                           "' is not available in this build (use interp or cpu)");
+                           "' cannot run here: ", available.error().message());
   r.backend = *backend;
   FB_ASSIGN_OR_RETURN(r.compile, compileSettingsFrom(o));
   if (o.bench && *o.bench < 0)
     return makeError("--bench expects a non-negative number of runs");
   r.benchRuns = o.bench.value_or(0);
   r.profile = !o.profile.empty();
-  if (r.profile && r.backend != workbench::Backend::Cpu)
-    return makeError("--profile needs --backend cpu");
+  if (r.profile && r.backend == workbench::Backend::Interpreter)
+    return makeError("--profile needs --backend cpu or gpu");
   return r;
 }
 
@@ -83,11 +92,8 @@ Expected<workbench::EmitRequest> emitRequestFrom(const CliOptions& o) {
   if (!kind)
     return makeError("--emit expects loops, llvm, llvm-raw, asm, obj or ptx, got '", o.emit, "'");
   r.kind = *kind;
-  if (r.kind == workbench::CodeKind::Ptx)
-    return makeUnsupported("--emit ptx: the gpu backend is not available in this build");
-  if (o.target.rfind("sm_", 0) == 0)
-    return makeUnsupported("--target ", o.target, ": the gpu backend is not available in this build");
   FB_ASSIGN_OR_RETURN(r.settings, compileSettingsFrom(o));
+  r.settings.forGpu = r.kind == workbench::CodeKind::Ptx || !r.settings.gpu.empty();
   r.moduleName = std::filesystem::path(o.model).stem().string();
   if (r.kind == workbench::CodeKind::Object) {
     if (o.outputFile.empty())

@@ -106,6 +106,7 @@ void CodeController::start(const CodeKey& key) {
   });
   workbench::EmitRequest emitRequest;
   emitRequest.kind = key.kind;
+  emitRequest.settings.gpu = key.arch; // PTX: the chosen sm_NN
   emitRequest.settings.schedule = m_coordinator->session().scheduleOverrides(m_coordinator->session().currentIndex());
   std::shared_ptr<const Graph> graph = key.graph;
   std::shared_ptr<workbench::JobControl> job = m_job;

@@ -145,7 +145,8 @@ QStringList CodeDocks::saveScreenshots(const QString& dir, QString* error) {
   };
   const Shot shots[] = {{workbench::CodeKind::Loops, "code-loops.png", ""},
                         {workbench::CodeKind::Llvm, "code-llvm.png", "fmuladd"},
-                        {workbench::CodeKind::Assembly, "code-asm.png", "vfmadd"}};
+                        {workbench::CodeKind::Assembly, "code-asm.png", "vfmadd"},
+                        {workbench::CodeKind::Ptx, "code-ptx.png", "ld.global"}};
   bool ok = true;
   for (const auto& [kind, file, needle] : shots) {
     m_codeView->setCurrentKind(kind);

@@ -1,5 +1,6 @@
 // Compiling a snapshot: typed settings to codegen options, and the compile call itself.
 #include "app/workbench/Compile.h"
+#include "codegen/gpu/CudaDriver.h"
 #include "codegen/llvm/KernelCache.h"
 
 #include <cstdio>
@@ -28,12 +29,25 @@ Status backendAvailable(Backend backend) {
   case Backend::Interpreter:
   case Backend::Cpu: return Status::success();
   case Backend::Gpu:
-    return makeUnsupported("the gpu backend is not available in this build");
+    return cg::gpu::cudaAvailable();
   }
   __builtin_unreachable();
 }
 
+std::string defaultGpuArch() {
+  auto driver = cg::gpu::cudaDriver();
+  if (!driver.ok() || (*driver)->deviceCount() < 1)
+    return "sm_80";
+  auto info = (*driver)->deviceInfo(0);
+  if (!info.ok())
+    return "sm_80";
+  std::string arch = info->smName();
+  return cg::TargetInfo::forGpu(arch).ok() ? arch : "sm_90";
+}
+
 Expected<cg::TargetInfo> targetFor(const CompileSettings& settings) {
+  if (settings.forGpu)
+    return cg::TargetInfo::forGpu(settings.gpu.empty() ? defaultGpuArch() : settings.gpu);
   if (settings.cpu.empty() || settings.cpu == "host")
     return cg::TargetInfo::host();
   return cg::TargetInfo::forCpu(settings.cpu);

@@ -19,7 +19,7 @@ namespace fb::workbench {
 enum class Backend {
   Interpreter, ///< the reference interpreter in core (the oracle)
   Cpu,         ///< kernels compiled by LLVM for this CPU (codegen)
-  Gpu,         ///< kernels compiled to PTX for an NVIDIA GPU (not in this build yet)
+  Gpu,         ///< kernels compiled to PTX for an NVIDIA GPU, run through the CUDA driver
 };
 
 /// "interp", "cpu", "gpu": the names --backend takes.
@@ -35,6 +35,10 @@ struct CompileSettings {
   /// The CPU to generate code for: empty for the host, or an LLVM CPU name ("znver2",
   /// "haswell", "x86-64-v3"). Code for a CPU the host cannot run can be read, not run.
   std::string cpu;
+  /// Compile for an NVIDIA GPU instead of the CPU (the gpu backend, PTX), for `gpu`.
+  bool forGpu = false;
+  /// The GPU's compute capability ("sm_90"); empty: this machine's GPU, else sm_80.
+  std::string gpu;
   int threads = 0;                                ///< worker threads; 0 leaves the default
   int llvmOptLevel = 3;                           ///< LLVM pipeline level 0..3
   bool useGemm = true;                            ///< GEMM / depthwise generators (else loops)
@@ -43,8 +47,13 @@ struct CompileSettings {
   bool useCache = true;                           ///< the compiled-kernel cache (memory + disk)
 };
 
-/// The target `settings.cpu` names (the host when empty), or an error for an unknown CPU.
+/// The target `settings.cpu` names (the host when empty), or an error for an unknown CPU; with
+/// settings.forGpu, the GPU `settings.gpu` names (defaultGpuArch() when empty).
 Expected<cg::TargetInfo> targetFor(const CompileSettings& settings);
+
+/// The compute capability of this machine's first CUDA device when LLVM can generate code for
+/// it (a newer one gets sm_90, whose PTX the driver compiles for it), else "sm_80".
+std::string defaultGpuArch();
 
 /// The codegen options for `settings`, compiled for the sizes of `inputs` (when given; else
 /// every symbolic dim takes its size from settings.dims). Small integer inputs that determine

@@ -1,5 +1,6 @@
 // Emitting a snapshot's generated code as one module of the requested kind.
 #include "app/workbench/Emit.h"
+#include "codegen/exec/GpuModel.h"
 #include "codegen/exec/KernelModules.h"
 #include "codegen/llvm/ObjectEmitter.h"
 
@@ -31,11 +32,70 @@ std::optional<CodeKind> codeKindFromName(const std::string& name) {
   return std::nullopt;
 }
 
+namespace {
+
+/// The GPU's code: loops as scheduled for the GPU, the launches' LLVM IR (NVPTX), or PTX.
+Expected<EmittedCode> emitGpuCode(const Graph& graph, const EmitRequest& request,
+                                  const cg::CompileOptions& co, const JobControl* job) {
+  EmittedCode out;
+  out.kind = request.kind;
+  out.cpu = co.target.cpu;
+  reportProgress(job, 0.0, "lower");
+  FB_ASSIGN_OR_RETURN(std::unique_ptr<Graph> bound, cg::bindStaticShapes(graph, {}, co.dims));
+  cg::LowerOptions lo = co.lower;
+  lo.defaultSchedules = false;
+  lo.gemmSpecs = false;
+  FB_ASSIGN_OR_RETURN(std::vector<cg::Kernel> kernels, cg::lowerGraph(*bound, lo));
+  FB_TRY(cg::prepareKernels(kernels, false));
+  out.kernels = kernels.size();
+  for (size_t i = 0; i < kernels.size(); ++i)
+    out.kernelList.push_back({kernels[i].name, kernels[i].opSummary, bound->nodes()[i]->id(),
+                              kernels[i].nodes, kernels[i].interpreted});
+  FB_TRY(checkCancelled(job, "emit"));
+  reportProgress(job, 0.3, "emit");
+  const int level = request.kind == CodeKind::LlvmRaw ? -1 : co.llvmOptLevel;
+  FB_ASSIGN_OR_RETURN(std::unique_ptr<cg::GpuModel> model,
+                      cg::GpuModel::build(kernels, {}, 0, 0, co.target, std::max(level, 0)));
+  const std::string head = "// " + std::to_string(kernels.size()) + " kernels in " +
+                           std::to_string(model->launches().size()) + " launches, target " +
+                           co.target.triple + " (" + co.target.cpu + ")";
+  switch (request.kind) {
+  case CodeKind::Loops:
+    out.text = "# " + head.substr(3) + "\n" + cg::gpuLoopsText(kernels, model->launches());
+    break;
+  case CodeKind::Ptx:
+    out.text = head + ", LLVM O" + std::to_string(co.llvmOptLevel) + "\n" + model->ptx();
+    break;
+  case CodeKind::Llvm:
+  case CodeKind::LlvmRaw: {
+    std::vector<cg::Kernel> codes;
+    for (const cg::GpuLaunch& l : model->launches())
+      codes.push_back(l.code);
+    cg::KernelEmitOptions eo;
+    eo.useGemm = false;
+    FB_ASSIGN_OR_RETURN(out.text,
+                        cg::modelLlvmText(codes, request.moduleName, co.target, eo, level));
+    break;
+  }
+  case CodeKind::Assembly:
+  case CodeKind::Object:
+    return makeError("--emit ", codeKindName(request.kind), " is CPU code; for ", co.target.cpu,
+                     " use --emit ptx");
+  }
+  reportProgress(job, 1.0, "emitted");
+  return out;
+}
+
+} // namespace
+
 Expected<EmittedCode> emitCode(const Graph& graph, const EmitRequest& request,
                                const JobControl* job) {
-  if (request.kind == CodeKind::Ptx)
-    return makeUnsupported("ptx: the gpu backend is not available in this build");
-  FB_ASSIGN_OR_RETURN(cg::CompileOptions co, compileOptionsFor(request.settings, {}));
+  EmitRequest req = request;
+  if (req.kind == CodeKind::Ptx)
+    req.settings.forGpu = true;
+  FB_ASSIGN_OR_RETURN(cg::CompileOptions co, compileOptionsFor(req.settings, {}));
+  if (req.settings.forGpu)
+    return emitGpuCode(graph, req, co, job);
   EmittedCode out;
   out.kind = request.kind;
   out.cpu = co.target.cpu;
@@ -88,7 +148,8 @@ Expected<EmittedCode> emitCode(const Graph& graph, const EmitRequest& request,
     out.weights = std::move(weights.bytes);
     break;
   }
-  case CodeKind::Ptx: break; // refused above
+  case CodeKind::Ptx:
+    break; // emitGpuCode
   }
   reportProgress(job, 1.0, "emitted");
   return out;

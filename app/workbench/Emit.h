@@ -16,7 +16,7 @@ enum class CodeKind {
   LlvmRaw,  ///< LLVM IR as emitted, before optimization
   Assembly, ///< the target's assembly
   Object,   ///< an ELF object, a C header and a weights blob for ahead-of-time use
-  Ptx,      ///< PTX for an NVIDIA GPU (not in this build yet)
+  Ptx,      ///< PTX for an NVIDIA GPU (settings.gpu, or this machine's)
 };
 
 /// "loops", "llvm", "llvm-raw", "asm", "obj", "ptx": the names --emit takes.
@@ -54,7 +54,8 @@ struct EmittedCode {
 };
 
 /// Lowers `graph` (symbolic dims bound from settings.dims) and emits every kernel in one
-/// module of the requested kind. Ptx is an Unsupported error until the GPU backend exists.
+/// module of the requested kind. With settings.forGpu (always for Ptx) the kernels are scheduled
+/// for the GPU: loops, NVPTX LLVM IR and PTX (assembly and objects are CPU-only).
 Expected<EmittedCode> emitCode(const Graph& graph, const EmitRequest& request,
                                const JobControl* job = nullptr);
 

@@ -49,7 +49,14 @@ public:
     while (true) {
       if (auto it = m_index.find(s); it != m_index.end())
         return it->second;
+      // A helper NAME.xxx, or a GPU launch NAME_sN of a kernel with several nests.
       size_t dot = s.rfind('.');
+      size_t launch = s.rfind("_s");
+      if (launch != std::string::npos && launch > 0 && launch + 2 < s.size() &&
+          s.find_first_not_of("0123456789", launch + 2) == std::string::npos) {
+        s.resize(launch);
+        continue;
+      }
       if (dot == std::string::npos || dot == 0)
         return std::nullopt;
       s.resize(dot);
@@ -85,7 +92,7 @@ std::vector<CodeSection> locateLoops(const std::vector<std::string_view>& lines,
       continue;
     std::string_view rest = lines[i].substr(7);
     std::string_view name = rest.substr(0, rest.find('('));
-    if (auto k = owners.owner(name); k && kernels[*k].name == name)
+    if (auto k = owners.owner(name))
       starts.emplace_back(i, *k);
   }
   for (size_t s = 0; s < starts.size(); ++s) {
@@ -188,6 +195,32 @@ std::vector<CodeSection> locateAssembly(const std::vector<std::string_view>& lin
 
 } // namespace
 
+/// PTX: a kernel's launches run from their `// .globl NAME` line to the closing `}` of their
+/// `.entry`.
+std::vector<CodeSection> locatePtx(const std::vector<std::string_view>& lines,
+                                   const std::vector<EmittedKernel>& kernels) {
+  std::vector<CodeSection> sections(kernels.size());
+  std::vector<bool> seen(kernels.size(), false);
+  SymbolOwners owners(kernels);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string_view t = trimmed(lines[i]);
+    size_t at = t.find(".entry ");
+    if (at == std::string_view::npos)
+      continue;
+    std::string_view name = t.substr(at + 7);
+    name = name.substr(0, name.find('('));
+    std::optional<size_t> k = owners.owner(name);
+    size_t first = i > 0 && startsWith(trimmed(lines[i - 1]), "// .globl") ? i - 1 : i;
+    size_t last = i;
+    while (last + 1 < lines.size() && lines[last] != "}")
+      ++last;
+    if (k)
+      cover(sections, seen, *k, first, last);
+    i = last;
+  }
+  return sections;
+}
+
 std::vector<CodeSection> locateKernelSections(CodeKind kind, const std::string& text,
                                               const std::vector<EmittedKernel>& kernels) {
   const std::vector<std::string_view> lines = splitLines(text);
@@ -196,8 +229,10 @@ std::vector<CodeSection> locateKernelSections(CodeKind kind, const std::string& 
   case CodeKind::Llvm:
   case CodeKind::LlvmRaw: return locateLlvm(lines, kernels);
   case CodeKind::Assembly: return locateAssembly(lines, kernels);
+  case CodeKind::Ptx:
+    return locatePtx(lines, kernels);
   case CodeKind::Object:
-  case CodeKind::Ptx: return std::vector<CodeSection>(kernels.size());
+    return std::vector<CodeSection>(kernels.size());
   }
   __builtin_unreachable();
 }

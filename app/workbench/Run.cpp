@@ -111,12 +111,15 @@ Expected<RunResult> runGraph(const Graph& graph, const std::vector<Tensor>& inpu
   switch (settings.backend) {
   case Backend::Interpreter:
     if (settings.profile)
-      return makeError("profiles are per compiled kernel: choose the cpu backend");
+      return makeError("profiles are per compiled kernel: choose the cpu or gpu backend");
     return runInterpreter(graph, inputs, settings, job);
-  case Backend::Cpu: {
+  case Backend::Cpu:
+  case Backend::Gpu: {
     auto c0 = Clock::now();
+    CompileSettings compile = settings.compile;
+    compile.forGpu = settings.backend == Backend::Gpu;
     FB_ASSIGN_OR_RETURN(std::shared_ptr<cg::CompiledModel> model,
-                        compileGraph(graph, settings.compile, inputs, job));
+                        compileGraph(graph, compile, inputs, job));
     double compileMs = msBetween(c0, Clock::now());
     FB_ASSIGN_OR_RETURN(RunResult result, runCompiled(std::move(model), inputs, settings, job));
     result.compileMs = compileMs;
@@ -124,7 +127,6 @@ Expected<RunResult> runGraph(const Graph& graph, const std::vector<Tensor>& inpu
       result.bench->compileMs = compileMs;
     return result;
   }
-  case Backend::Gpu: break; // refused by backendAvailable
   }
   return makeUnsupported("backend ", backendName(settings.backend), " cannot run here");
 }

@@ -1,8 +1,9 @@
 // The CPU executor: lowering, argument binding on the memory plan, JIT compilation and runs.
 #include "codegen/exec/CompiledModel.h"
 #include "codegen/exec/AlignedBuffer.h"
-#include "codegen/exec/SizeChecks.h"
+#include "codegen/exec/GpuModel.h"
 #include "codegen/exec/MixedExecution.h"
+#include "codegen/exec/SizeChecks.h"
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/llvm/Jit.h"
 #include "codegen/llvm/KernelCache.h"
@@ -100,6 +101,9 @@ struct CompiledModel::Impl {
   int llvmOptLevel = 3;
   std::vector<std::vector<bool>> noAlias; // per kernel, per argument
   bool runnable = true;
+  /// The GPU backend's model (a GPU target): every run goes to it.
+  std::unique_ptr<GpuModel> gpu;
+  std::string notRunnableReason; ///< why runnable is false
 };
 
 CompiledModel::~CompiledModel() = default;
@@ -249,12 +253,18 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   auto t = Clock::now();
   // Lowering builds tables with the interpreter (Resize's probes, folded constants); a
   // Tensor it cannot allocate throws, and no exception may leave the library.
+  const bool gpu = options.target.isGpu();
+  LowerOptions lowerOptions = options.lower;
+  if (gpu) { // textbook nests, scheduled for the GPU by GpuModel
+    lowerOptions.defaultSchedules = false;
+    lowerOptions.gemmSpecs = false;
+  }
   try {
-    FB_ASSIGN_OR_RETURN(model->m_kernels, lowerGraph(g, options.lower));
+    FB_ASSIGN_OR_RETURN(model->m_kernels, lowerGraph(g, lowerOptions));
   } catch (const std::bad_alloc& e) {
     return makeError("lowering ran out of memory: ", e.what());
   }
-  FB_TRY(prepareKernels(model->m_kernels, options.emit.useGemm));
+  FB_TRY(prepareKernels(model->m_kernels, options.emit.useGemm && !gpu));
   FB_TRY(checkKernelArgSizes(model->m_kernels));
   stats.lowerMs = msSince(t);
   std::vector<Kernel>& kernels = model->m_kernels;
@@ -324,6 +334,7 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   std::vector<std::vector<bool>> noAlias(kernels.size());
   impl.args.resize(kernels.size());
   impl.dynamic.resize(kernels.size());
+  std::vector<std::vector<ArgSlot>> allSlots; // per kernel, for the GPU backend
   // Scratch arguments (fused intermediates, a GEMM's shared packed B) live only while their
   // kernel runs, and kernels run one at a time: all share one workspace.
   auto scratchSpan = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
@@ -403,6 +414,7 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
       }
       slots.push_back(slot);
     }
+    allSlots.push_back(slots);
     noAlias[k].assign(slots.size(), true);
     for (size_t a = 0; a < slots.size(); ++a)
       for (size_t b = a + 1; b < slots.size(); ++b)
@@ -421,6 +433,70 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
 
   impl.noAlias = noAlias;
   stats.kernels = int(kernels.size());
+  if (gpu) {
+    FB_TRY(stage("ptx", 0.2));
+    t = Clock::now();
+    // The GPU gets device memory of its own for each place the CPU binding chose.
+    std::vector<std::vector<GpuArgPlace>> places(kernels.size());
+    const std::byte* ws = impl.workspace.data();
+    for (size_t k = 0; k < kernels.size(); ++k)
+      for (const ArgSlot& slot : allSlots[k]) {
+        GpuArgPlace p;
+        p.index = slot.index;
+        p.bytes = slot.end - slot.begin;
+        const auto* ptr = static_cast<const std::byte*>(slot.ptr);
+        switch (slot.kind) {
+        case ArgSlot::Kind::Input:
+          p.kind = GpuArgPlace::Kind::Input;
+          break;
+        case ArgSlot::Kind::Output:
+          p.kind = GpuArgPlace::Kind::Output;
+          break;
+        case ArgSlot::Kind::Dynamic:
+          return makeUnsupported("kernel ", kernels[k].name,
+                                 ": a value whose sizes are known only at run time cannot run "
+                                 "on the gpu backend yet");
+        case ArgSlot::Kind::Fixed:
+          if (slot.space == 0) {
+            p.kind = GpuArgPlace::Kind::Arena;
+            p.offset = slot.begin;
+          } else if (ws && ptr >= ws && ptr < ws + workspaceBytes) {
+            p.kind = GpuArgPlace::Kind::Workspace;
+            p.offset = ptr - ws;
+          } else {
+            p.kind = GpuArgPlace::Kind::Host;
+            p.host = slot.ptr;
+          }
+          break;
+        }
+        places[k].push_back(p);
+      }
+    FB_ASSIGN_OR_RETURN(impl.gpu,
+                        GpuModel::build(kernels, std::move(places), stats.arenaBytes,
+                                        workspaceBytes, options.target, options.llvmOptLevel));
+    impl.generators.assign(kernels.size(), KernelGenerator::Loops);
+    stats.emitMs = msSince(t);
+    FB_TRY(stage("load", 0.8));
+    t = Clock::now();
+    std::vector<int64_t> inputBytes, outputBytes;
+    for (size_t i = 0; i < impl.inputSizes.size(); ++i)
+      inputBytes.push_back(
+          int64_t(typeBytes(TensorType::of(impl.inputTypes[i], impl.inputSizes[i]))));
+    for (size_t j = 0; j < impl.outputSizes.size(); ++j)
+      outputBytes.push_back(
+          int64_t(typeBytes(TensorType::of(impl.outputTypes[j], impl.outputSizes[j]))));
+    Status loaded = impl.gpu->load(inputBytes, outputBytes);
+    impl.runnable = loaded.ok();
+    if (!loaded.ok()) {
+      impl.notRunnableReason = "the gpu backend cannot run here: " + loaded.error().message();
+      stats.notes.push_back(impl.notRunnableReason + " (the PTX can be read)");
+    } else {
+      stats.notes.push_back("running on " + impl.gpu->deviceDescription());
+    }
+    stats.jitMs = msSince(t);
+    stats.totalMs = msSince(start);
+    return model;
+  }
   if (!impl.runnable) {
     // Code for another CPU: kernelCode shows it; nothing is compiled to run here.
     stats.notes.push_back("compiled for " + options.target.cpu +
@@ -549,6 +625,8 @@ Expected<KernelCode> CompiledModel::kernelCode(size_t index) const {
         " with the reference interpreter\n";
     return code;
   }
+  if (m_impl->gpu)
+    return m_impl->gpu->kernelCode(m_kernels, index);
   if (kern.gemm)
     if (auto blocking = describeGemmBlocking(kern); blocking.ok())
       code.blocking = *blocking;
@@ -604,38 +682,6 @@ Profile CompiledModel::newProfile() const {
   return p;
 }
 
-/// Runs a kernel's index checks on its bound arguments: the first index outside [-size, size)
-/// ([0, size) for nonNegative checks, [0, size] for inclusive ones; the exempt value passes)
-/// gives the interpreter's error for it (the kernel would clamp it).
-static Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& args) {
-  for (const IndexCheck& c : kern.indexChecks) {
-    const KernelArg& a = kern.args[size_t(c.arg)];
-    int64_t count = 1;
-    for (int64_t s : a.sizes)
-      count *= s;
-    if (count == 0 || c.sizes.empty())
-      continue;
-    const void* p = args[size_t(c.arg)];
-    for (int64_t e = 0; e < count; ++e) {
-      int64_t i = a.dtype == DType::I32 ? int64_t(static_cast<const int32_t*>(p)[e])
-                                        : static_cast<const int64_t*>(p)[e];
-      size_t col = size_t(e) % c.sizes.size();
-      int64_t size = c.sizes[col];
-      if (c.exempt && i == *c.exempt)
-        continue;
-      const bool outside =
-          c.inclusive ? i < 0 || i > size : i < (c.nonNegative ? 0 : -size) || i >= size;
-      if (!outside)
-        continue;
-      if (c.message)
-        return makeError(c.where, ": ", c.message(e, i, size));
-      return makeError(c.where, ": index ", i, " is out of range for axis ", c.axes[col],
-                       " of size ", size);
-    }
-  }
-  return Status::success();
-}
-
 /// Runs an interpreted kernel (a control-flow node): copies its bound operands into tensors,
 /// evaluates the node with the interpreter's kernel (which interprets the bodies), and copies
 /// the results, which must have the compiled sizes, into their bound buffers.
@@ -687,6 +733,8 @@ static Status runInterpretedKernel(const Kernel& kern, const Graph& graph,
 Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inputs,
                                                  Profile* profile) {
   Impl& impl = *m_impl;
+  if (!impl.runnable && !impl.notRunnableReason.empty())
+    return makeError(impl.notRunnableReason);
   if (!impl.runnable)
     return makeError("the model was compiled for ", impl.target.cpu,
                      ", whose instructions this host does not have; it can be read, not run");
@@ -720,6 +768,13 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
   auto us = [&](Clock::time_point tp) {
     return std::chrono::duration<double, std::micro>(tp - impl.origin).count();
   };
+  if (impl.gpu) {
+    auto interpret = [&](size_t k, const std::vector<void*>& hostArgs) {
+      return runInterpretedKernel(m_kernels[k], *m_graph, hostArgs, impl.dynamicArgs[k],
+                                  dynamicValues);
+    };
+    FB_TRY(impl.gpu->run(inputs, outputs, m_kernels, profile, runIndex, us(runStart), interpret));
+  }
   for (size_t k = 0; k < impl.fns.size(); ++k) {
     std::vector<void*>& args = impl.args[k];
     for (const auto& [a, slot] : impl.dynamic[k])

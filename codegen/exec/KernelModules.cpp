@@ -2,9 +2,11 @@
 #include "codegen/exec/KernelModules.h"
 #include "codegen/gemm/DepthwiseEmitter.h"
 #include "codegen/gemm/GemmEmitter.h"
+#include "codegen/gpu/GpuSchedule.h"
+#include "codegen/gpu/NvptxModule.h"
 #include "codegen/llvm/LoopToLlvm.h"
-#include "codegen/loops/LoopPrinter.h"
 #include "codegen/llvm/Optimizer.h"
+#include "codegen/loops/LoopPrinter.h"
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -55,7 +57,7 @@ Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& con
                                                           KernelGenerator* generator,
                                                           std::string* note) {
   Status st;
-  if (options.useGemm && kernel.gemm) {
+  if (options.useGemm && kernel.gemm && !target.isGpu()) {
     bool depthwise = isDepthwise(*kernel.gemm);
     std::unique_ptr<llvm::Module> m = newModule(context, kernel.name, target, st);
     FB_TRY(st);
@@ -74,9 +76,11 @@ Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& con
   FB_TRY(st);
   LoopEmitOptions lo;
   lo.noAliasArgs = options.noAliasArgs;
-  lo.parallel = options.parallel;
+  lo.parallel = options.parallel && !target.isGpu();
+  lo.gpu = target.isGpu();
   FB_ASSIGN_OR_RETURN(llvm::Function * fn, emitLoopKernel(*m, kernel, lo));
-  (void)fn;
+  if (target.isGpu())
+    annotateGpuKernel(*fn, kGpuMaxBlockSize);
   FB_TRY(configureModule(*m, target));
   if (generator)
     *generator = KernelGenerator::Loops;
@@ -107,6 +111,8 @@ Expected<JitModule> buildModelModule(const std::vector<Kernel>& kernels, const s
     if (llvm::Linker::linkModules(*result.module, std::move(m)))
       return makeError("cannot link the module of kernel ", k.name, " into ", name);
   }
+  if (target.isGpu() && optLevel >= 0) // as emitted, math stays C calls (readable)
+    FB_TRY(linkDeviceMath(*result.module));
   FB_TRY(verifyModule(*result.module));
   if (optLevel >= 0) {
     FB_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,

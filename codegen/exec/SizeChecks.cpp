@@ -58,4 +58,36 @@ Status checkKernelArgSizes(const std::vector<Kernel>& kernels) {
   return Status::success();
 }
 
+/// Runs a kernel's index checks on its bound arguments: the first index outside [-size, size)
+/// ([0, size) for nonNegative checks, [0, size] for inclusive ones; the exempt value passes)
+/// gives the interpreter's error for it (the kernel would clamp it).
+Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& args) {
+  for (const IndexCheck& c : kern.indexChecks) {
+    const KernelArg& a = kern.args[size_t(c.arg)];
+    int64_t count = 1;
+    for (int64_t s : a.sizes)
+      count *= s;
+    if (count == 0 || c.sizes.empty())
+      continue;
+    const void* p = args[size_t(c.arg)];
+    for (int64_t e = 0; e < count; ++e) {
+      int64_t i = a.dtype == DType::I32 ? int64_t(static_cast<const int32_t*>(p)[e])
+                                        : static_cast<const int64_t*>(p)[e];
+      size_t col = size_t(e) % c.sizes.size();
+      int64_t size = c.sizes[col];
+      if (c.exempt && i == *c.exempt)
+        continue;
+      const bool outside =
+          c.inclusive ? i < 0 || i > size : i < (c.nonNegative ? 0 : -size) || i >= size;
+      if (!outside)
+        continue;
+      if (c.message)
+        return makeError(c.where, ": ", c.message(e, i, size));
+      return makeError(c.where, ": index ", i, " is out of range for axis ", c.axes[col],
+                       " of size ", size);
+    }
+  }
+  return Status::success();
+}
+
 } // namespace fb::cg

@@ -24,4 +24,9 @@ Status checkValueSizes(const Graph& graph);
 /// Checks the arguments lowering gave each kernel (scratch and packed buffers included).
 Status checkKernelArgSizes(const std::vector<Kernel>& kernels);
 
+/// Runs a kernel's index checks (Kernel::indexChecks) on its bound arguments `args` (host
+/// memory; only the arguments the checks read need be non-null): the first index out of its
+/// range gives the interpreter's error for it (the kernel itself would clamp it).
+Status checkKernelIndices(const Kernel& kern, const std::vector<void*>& args);
+
 } // namespace fb::cg

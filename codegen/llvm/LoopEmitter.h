@@ -187,8 +187,14 @@ private:
   // -- statements --
   void emitStmt(const StmtPtr& s);
   void emitFor(const Stmt& s);
+  /// A counted loop from lo to hi; `step` (default 1) is the increment, `start` (default lo)
+  /// the first value.
   void emitSerialLoop(const Stmt& s, const std::string& label, llvm::MDNode* loopMd,
-                      llvm::Value* lo, llvm::Value* hi);
+                      llvm::Value* lo, llvm::Value* hi, llvm::Value* step = nullptr,
+                      llvm::Value* start = nullptr);
+  /// A ForKind::GpuThreads loop: thread ctaid * ntid + tid of nctaid * ntid threads runs
+  /// iterations lo + thread, lo + thread + threads, ... below hi.
+  void emitGridStride(const Stmt& s, const std::string& label);
   void emitParallel(const Stmt& s, const std::string& label);
   void emitWidened(const Stmt& s, int lanes);
   void emitIf(const Stmt& s);

@@ -2,6 +2,7 @@
 #include "codegen/llvm/LoopEmitter.h"
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/MDBuilder.h>
 
 #include <algorithm>
@@ -365,7 +366,11 @@ Expected<llvm::Function*> Emitter::run() {
     llvm::Value* slot = m_b.CreateConstInBoundsGEP1_64(ptr, fn->getArg(0), i);
     auto* p = m_b.CreateLoad(ptr, slot, llvmSafeName(m_kernel.args[i].name));
     p->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(m_ctx, {}));
-    m_fs.argPtrs.push_back(p);
+    // On a GPU every argument is device memory: accesses through address space 1 become
+    // ld.global / st.global instead of generic loads.
+    llvm::Value* argPtr =
+        m_options.gpu ? m_b.CreateAddrSpaceCast(p, m_b.getPtrTy(1), p->getName() + ".global") : p;
+    m_fs.argPtrs.push_back(argPtr);
   }
   emitStmt(m_kernel.body);
   m_b.CreateRetVoid();
@@ -434,8 +439,13 @@ void Emitter::emitFor(const Stmt& s) {
     return fail("loop " + s.var + " has bounds that differ per vector lane");
   int64_t extent = 0;
   bool constExtent = s.extent->isIntConst(&extent);
-  if (s.forKind == ForKind::Parallel && m_options.parallel && !m_fs.inClosure && m_lanes == 0 &&
-      !(constExtent && extent <= 1))
+  if (s.forKind == ForKind::GpuThreads) {
+    if (!m_options.gpu || m_lanes != 0)
+      return fail("loop " + s.var + " runs on GPU threads, which only GPU code has");
+    return emitGridStride(s, label);
+  }
+  if (s.forKind == ForKind::Parallel && m_options.parallel && !m_options.gpu && !m_fs.inClosure &&
+      m_lanes == 0 && !(constExtent && extent <= 1))
     return emitParallel(s, label);
   if (s.forKind == ForKind::Vectorized && m_lanes == 0 && constExtent && extent > 1 &&
       extent <= 64 && canWiden(s.body, s.var))
@@ -453,8 +463,8 @@ void Emitter::emitFor(const Stmt& s) {
     md = loopMetadata({llvm::MDNode::get(m_ctx, enable), llvm::MDNode::get(m_ctx, width)});
   } else if (s.forKind == ForKind::Unrolled) {
     md = loopMetadata({llvm::MDNode::get(m_ctx, {llvm::MDString::get(m_ctx, "llvm.loop.unroll.full")})});
-  } else if (m_lanes == 0 && constExtent && extent >= 16 && extent <= kMaxKeptReductionLoop &&
-             reducesDirectly(s.body, s.var)) {
+  } else if (!m_options.gpu && m_lanes == 0 && constExtent && extent >= 16 &&
+             extent <= kMaxKeptReductionLoop && reducesDirectly(s.body, s.var)) {
     // A short reduction loop stays a loop for the vectorizer (whose cost model still decides):
     // fully unrolled first (7x7 = 49 iterations), its chain would make LLVM vectorize the
     // enclosing loop with gathers instead. Longer loops are never fully unrolled, and LLVM
@@ -476,8 +486,27 @@ void Emitter::emitFor(const Stmt& s) {
   emitSerialLoop(s, label, md, lo, hi);
 }
 
+void Emitter::emitGridStride(const Stmt& s, const std::string& label) {
+  auto sreg = [&](llvm::Intrinsic::ID id, const char* name) {
+    llvm::Value* v = m_b.CreateIntrinsic(id, {}, {}, nullptr, name);
+    return m_b.CreateZExt(v, m_b.getInt64Ty());
+  };
+  llvm::Value* tid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, "tid.x");
+  llvm::Value* ntid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, "ntid.x");
+  llvm::Value* ctaid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "ctaid.x");
+  llvm::Value* nctaid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x, "nctaid.x");
+  llvm::Value* thread =
+      m_b.CreateAdd(m_b.CreateMul(ctaid, ntid, "", true, true), tid, s.var + ".thread", true, true);
+  llvm::Value* threads = m_b.CreateMul(nctaid, ntid, s.var + ".threads", true, true);
+  llvm::Value* lo = emitExpr(s.min);
+  llvm::Value* hi = m_b.CreateAdd(lo, emitExpr(s.extent), s.var + ".end", false, true);
+  llvm::Value* start = m_b.CreateAdd(lo, thread, s.var + ".first", true, true);
+  emitSerialLoop(s, label, nullptr, lo, hi, threads, start);
+}
+
 void Emitter::emitSerialLoop(const Stmt& s, const std::string& label, llvm::MDNode* loopMd,
-                             llvm::Value* lo, llvm::Value* hi) {
+                             llvm::Value* lo, llvm::Value* hi, llvm::Value* step,
+                             llvm::Value* start) {
   llvm::Function* fn = m_fs.fn;
   llvm::BasicBlock* pre = m_b.GetInsertBlock();
   auto* header = llvm::BasicBlock::Create(m_ctx, label + ".header", fn);
@@ -486,7 +515,7 @@ void Emitter::emitSerialLoop(const Stmt& s, const std::string& label, llvm::MDNo
   m_b.CreateBr(header);
   m_b.SetInsertPoint(header);
   llvm::PHINode* iv = m_b.CreatePHI(m_b.getInt64Ty(), 2, s.var);
-  iv->addIncoming(lo, pre);
+  iv->addIncoming(start ? start : lo, pre);
   m_b.CreateCondBr(m_b.CreateICmpSLT(iv, hi, s.var + ".cond"), body, exit);
   m_b.SetInsertPoint(body);
   auto saved = m_vars.find(s.var) != m_vars.end() ? std::optional<Binding>(m_vars[s.var]) : std::nullopt;
@@ -503,7 +532,7 @@ void Emitter::emitSerialLoop(const Stmt& s, const std::string& label, llvm::MDNo
     m_vars[s.var] = *saved;
   else
     m_vars.erase(s.var);
-  llvm::Value* next = m_b.CreateAdd(iv, i64(1), s.var + ".next", true, true);
+  llvm::Value* next = m_b.CreateAdd(iv, step ? step : i64(1), s.var + ".next", true, true);
   llvm::BasicBlock* latch = m_b.GetInsertBlock();
   llvm::BranchInst* back = m_b.CreateBr(header);
   if (loopMd)
@@ -721,6 +750,10 @@ void Emitter::emitAlloc(const Stmt& s) {
   llvm::FunctionCallee freeFn;
   if (bytes <= kMaxStackLocalBytes) {
     storage = entryAlloca(t, i64(count), name);
+  } else if (m_options.gpu) {
+    return fail("local buffer " + buf.name + " needs " + std::to_string(bytes) +
+                " bytes per thread, more than GPU code keeps in a thread's local memory (" +
+                std::to_string(kMaxStackLocalBytes) + ")");
   } else {
     llvm::FunctionCallee mallocFn = m_module.getOrInsertFunction(
         "malloc", llvm::FunctionType::get(m_b.getPtrTy(), {m_b.getInt64Ty()}, false));

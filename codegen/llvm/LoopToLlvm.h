@@ -21,6 +21,10 @@ struct LoopEmitOptions {
   std::vector<bool> noAliasArgs;
   /// Emit ForKind::Parallel loops as closures run by fb_parallel_for; false runs them serially.
   bool parallel = true;
+  /// Emit for an NVIDIA GPU (nvptx64): ForKind::GpuThreads loops become grid-stride loops over
+  /// the launch's threads, parallel loops run serially in each thread, argument pointers are
+  /// global memory (address space 1), and local buffers live in each thread's local memory.
+  bool gpu = false;
 };
 
 /// Emits `kernel` as an external function `void <kernel.name>(ptr %args)` (the FbKernelFn

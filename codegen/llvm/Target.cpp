@@ -51,6 +51,22 @@ Expected<TargetInfo> TargetInfo::forCpu(const std::string& cpu) {
   return t;
 }
 
+Expected<TargetInfo> TargetInfo::forGpu(const std::string& arch) {
+  TargetInfo t;
+  t.triple = "nvptx64-nvidia-cuda";
+  t.cpu = arch;
+  initializeNativeTarget();
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(t.triple, err);
+  if (!target)
+    return makeError("no LLVM target for ", t.triple, " in this LLVM: ", err);
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(t.triple, "", ""));
+  if (arch.rfind("sm_", 0) != 0 || !sti || !sti->isCPUStringValid(arch))
+    return makeError("unknown GPU target '", arch,
+                     "' (an NVIDIA compute capability: sm_70, sm_75, sm_80, sm_86, sm_89, sm_90)");
+  return t;
+}
+
 bool TargetInfo::hasAvx2Fma() const {
   auto has = [&](const std::string& f) {
     std::string s = "," + features + ",";
@@ -88,6 +104,10 @@ void initializeNativeTarget() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
   });
 }
 

@@ -25,6 +25,12 @@ struct TargetInfo {
   /// The host's triple with a named CPU ("x86-64-v3", "skylake", "znver3") and that CPU's
   /// default features, for object files meant for other machines; an error for an unknown name.
   static Expected<TargetInfo> forCpu(const std::string& cpu);
+  /// An NVIDIA GPU of compute capability `arch` ("sm_80", "sm_90"): nvptx64-nvidia-cuda with
+  /// that CPU, PTX from LLVM's NVPTX backend. An error names the valid choices for anything
+  /// else. Needs no CUDA toolkit.
+  static Expected<TargetInfo> forGpu(const std::string& arch);
+  /// True for an NVPTX target (forGpu).
+  bool isGpu() const { return triple.rfind("nvptx", 0) == 0; }
   /// A stable string naming the target, part of the kernel cache key.
   std::string key() const { return triple + "|" + cpu + "|" + features; }
   /// True when the target can execute AVX2 + FMA code (the micro-kernels' baseline).
@@ -35,7 +41,8 @@ struct TargetInfo {
   bool runsOnHost() const;
 };
 
-/// Registers LLVM's native target, asm printer and parser once (thread-safe, idempotent).
+/// Registers LLVM's native target, asm printer and parser, and the NVPTX target, once
+/// (thread-safe, idempotent).
 void initializeNativeTarget();
 
 /// A TargetMachine for `target` at code-generation level `optLevel` (0..3). Each thread that

@@ -55,7 +55,11 @@ public:
       m_vars.push_back({s->var, {}});
       size_t slot = m_vars.size() - 1;
       m_vars[slot].second = Val{Lane{}};
-      for (int64_t i = lo[0].i; i < lo[0].i + n[0].i; ++i) {
+      // The threads of a GPU launch run in no particular order: in reverse here, so that an
+      // iteration that reads what another writes gives a wrong result instead of passing.
+      const bool reverse = s->forKind == ForKind::GpuThreads;
+      for (int64_t k = 0; k < n[0].i; ++k) {
+        int64_t i = reverse ? lo[0].i + n[0].i - 1 - k : lo[0].i + k;
         m_vars[slot].second[0] = Lane{double(i), i};
         FB_TRY(run(s->body));
       }

@@ -116,6 +116,8 @@ const char* forKindName(ForKind kind) {
   case ForKind::Parallel: return "parallel";
   case ForKind::Vectorized: return "vectorized";
   case ForKind::Unrolled: return "unrolled";
+  case ForKind::GpuThreads:
+    return "gpu_threads";
   }
   assert(false && "unknown loop kind");
   return "?";

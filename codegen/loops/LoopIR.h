@@ -26,6 +26,10 @@
 //   fb_parallel_for (runtime/RuntimeAbi.h). Locals allocated inside the body are private to
 //   each iteration. A parallel loop nested in another parallel loop runs serially.
 // - ForKind::Unrolled: a hint to unroll fully (the extent is a small constant).
+// - ForKind::GpuThreads: the iterations are independent and spread over every thread of a GPU
+//   launch (a grid-stride loop: thread t of T runs t, t + T, ...); only at the top of a GPU
+//   launch's body (codegen/gpu/GpuSchedule.h). On the CPU the evaluator runs the iterations in
+//   reverse order, so that one that depends on another shows up as a wrong result.
 #pragma once
 
 #include "core/DType.h"
@@ -140,7 +144,7 @@ struct Expr {
 };
 
 /// How a loop runs.
-enum class ForKind : uint8_t { Serial, Parallel, Vectorized, Unrolled };
+enum class ForKind : uint8_t { Serial, Parallel, Vectorized, Unrolled, GpuThreads };
 const char* forKindName(ForKind kind);
 
 /// A statement node. Which fields are meaningful depends on `kind` (listed per kind).

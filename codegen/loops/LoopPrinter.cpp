@@ -200,6 +200,9 @@ void printStmtTo(std::ostream& os, const StmtPtr& s, int indent) {
     case ForKind::Parallel: fn = "parallel"; break;
     case ForKind::Vectorized: fn = "vectorized"; break;
     case ForKind::Unrolled: fn = "unrolled"; break;
+    case ForKind::GpuThreads:
+      fn = "gpu_threads";
+      break;
     }
     os << fn << '(';
     if (s->min->isIntConst() && s->min->intValue == 0) {

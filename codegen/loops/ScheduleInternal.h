@@ -3,6 +3,7 @@
 #pragma once
 
 #include "codegen/loops/LoopIR.h"
+#include "core/Error.h"
 
 #include <functional>
 #include <string>
@@ -19,6 +20,14 @@ StmtPtr vectorizeInnermost(const StmtPtr& s, int width);
 StmtPtr parallelizeOutermost(const StmtPtr& s, int64_t threshold);
 /// Applies fn to each top-level nest of a kernel body.
 StmtPtr perNest(const StmtPtr& body, const std::function<StmtPtr(const StmtPtr&)>& fn);
+/// True when different iterations of `loop` never write the same element (every store to an
+/// argument uses the loop variable; every local it writes is allocated inside it).
+bool iterationsIndependent(const Stmt& loop);
+/// True when `outer` and the loop that is its whole body are serial with constant bounds that
+/// do not depend on each other (fuseOne can merge them).
+bool fusable(const Stmt& outer);
+/// Merges `outer` with the loop that is its whole body into one loop outer_inner.
+Expected<StmtPtr> fuseOne(const StmtPtr& outer);
 /// Visits every loop of s (outermost first); stops descending where fn returns true.
 void visitLoops(const StmtPtr& s, const std::function<bool(const Stmt&)>& fn);
 

@@ -213,12 +213,17 @@ private Q_SLOTS:
 
     view->setCurrentKind(CodeKind::Ptx);
     QVERIFY(ctl->waitForCode(CodeKind::Ptx));
-    QString text = view->pane(CodeKind::Ptx)->message();
-    QVERIFY2(text.contains("PTX for sm_80 is not available") && text.contains("gpu backend"),
-             qPrintable(text));
+    QString text = view->currentText();
+    QVERIFY2(text.contains(".target sm_80") && text.contains(".entry"), qPrintable(text.left(400)));
     view->findChild<QComboBox*>("ptxArch")->setCurrentText("sm_90");
     QVERIFY(ctl->waitForCode(CodeKind::Ptx));
-    QVERIFY(view->pane(CodeKind::Ptx)->message().contains("sm_90"));
+    QVERIFY(view->currentText().contains(".target sm_90"));
+    // The selected node's kernel is marked in the PTX too.
+    view->setKernelScope(true);
+    QVERIFY2(view->currentText().contains(
+                 ".entry " + QString::fromStdString(loops.code.kernelList[size_t(k)].name)),
+             qPrintable(view->currentText().left(400)));
+    view->setKernelScope(false);
   }
 
   /// A large module (tens of thousands of lines) is made, laid out and coloured without

@@ -102,11 +102,24 @@ private Q_SLOTS:
       QCOMPARE(code->kernelOfNode(0), -1);
       QCOMPARE(code->kernelOfNode(NodeId(0xFFFFFFF0u)), -1);
     }
+    // PTX (no GPU needed): each kernel's section holds its entry points, and only its own.
     EmitRequest ptx;
     ptx.kind = CodeKind::Ptx;
-    auto refused = emitModelCode(*g, ptx);
-    QVERIFY(!refused.ok());
-    QVERIFY(refused.error().isUnsupported());
+    ptx.settings.gpu = "sm_90";
+    auto code = emitModelCode(*g, ptx);
+    QVERIFY2(code.ok(), code.ok() ? "" : code.error().message().c_str());
+    QVERIFY(code->code.text.find(".target sm_90") != std::string::npos);
+    for (size_t k = 0; k < code->code.kernelList.size(); ++k) {
+      if (code->code.kernelList[k].interpreted)
+        continue;
+      const std::string text = code->sectionText(k);
+      const std::string& name = code->code.kernelList[k].name;
+      QVERIFY2(text.find(".entry " + name) != std::string::npos, (name + ": " + text.substr(0, 200)).c_str());
+      for (size_t other = 0; other < code->code.kernelList.size(); ++other)
+        if (other != k)
+          QVERIFY2(text.find(".entry " + code->code.kernelList[other].name + "(") == std::string::npos,
+                   (name + " holds " + code->code.kernelList[other].name).c_str());
+    }
   }
 
   /// Hand-written texts pin the rules: comment lines above a define belong to it, declarations

@@ -1,0 +1,369 @@
+// GPU schedules: each top-level nest is a launch; its outer independent loops are fused into one
+// loop over the GPU's threads.
+#include "codegen/gpu/GpuSchedule.h"
+#include "codegen/loops/LoopPrinter.h"
+#include "codegen/loops/ScheduleInternal.h"
+
+#include <algorithm>
+#include <functional>
+#include <sstream>
+
+namespace fb::cg {
+
+namespace {
+
+using namespace schedule_detail;
+
+bool isVarNamed(const ExprPtr& e, const std::string& name) {
+  return e && e->kind == Expr::Kind::Var && e->name == name;
+}
+
+/// Calls fn on every Load in e.
+void forEachLoad(const ExprPtr& e, const std::function<void(const Expr&)>& fn) {
+  if (!e)
+    return;
+  if (e->kind == Expr::Kind::Load)
+    fn(*e);
+  for (const ExprPtr& o : e->operands)
+    forEachLoad(o, fn);
+}
+
+/// True when every load inside `loop` of an argument the loop also stores to reads through the
+/// same view at the same indices as a store there: each iteration reads only elements it writes
+/// itself (an accumulation), never one another iteration writes (a scan, a shift).
+bool readsOnlyOwnWrites(const Stmt& loop) {
+  std::vector<const Stmt*> stores;
+  forEachStmt(loop.body, [&](const Stmt& x) {
+    if (x.kind == Stmt::Kind::Store && x.buffer->kind == Buffer::Kind::Arg)
+      stores.push_back(&x);
+  });
+  bool ok = true;
+  auto check = [&](const Expr& load) {
+    if (load.buffer->kind != Buffer::Kind::Arg)
+      return;
+    bool written = false, own = false;
+    for (const Stmt* st : stores) {
+      if (st->buffer->arg != load.buffer->arg)
+        continue;
+      written = true;
+      bool same =
+          st->buffer->name == load.buffer->name && st->indices.size() == load.operands.size();
+      for (size_t d = 0; same && d < st->indices.size(); ++d)
+        same = equal(st->indices[d], load.operands[d]);
+      own |= same;
+    }
+    ok &= !written || own;
+  };
+  forEachStmt(loop.body, [&](const Stmt& x) {
+    forEachLoad(x.value, check);
+    forEachLoad(x.cond, check);
+    forEachLoad(x.min, check);
+    forEachLoad(x.extent, check);
+    for (const ExprPtr& i : x.indices)
+      forEachLoad(i, check);
+  });
+  return ok;
+}
+
+/// True when the iterations of `loop` may run on different GPU threads in any order.
+bool threadsIndependent(const Stmt& loop) {
+  return iterationsIndependent(loop) && readsOnlyOwnWrites(loop);
+}
+
+/// True when `e` is an injective function of `v` alone: v, or v plus, minus or times (non-zero)
+/// constants, nested (the channel offset of a Concat, the stride of a strided write).
+bool injectiveIn(const ExprPtr& e, const std::string& v) {
+  if (isVarNamed(e, v))
+    return true;
+  if (!e || e->kind != Expr::Kind::Binary || e->operands.size() != 2)
+    return false;
+  const ExprPtr& a = e->operands[0];
+  const ExprPtr& b = e->operands[1];
+  int64_t c = 0;
+  switch (e->binaryOp) {
+  case BinaryOp::Add:
+    return (b->isIntConst() && injectiveIn(a, v)) || (a->isIntConst() && injectiveIn(b, v));
+  case BinaryOp::Sub: return b->isIntConst() && injectiveIn(a, v);
+  case BinaryOp::Mul:
+    return (b->isIntConst(&c) && c != 0 && injectiveIn(a, v)) ||
+           (a->isIntConst(&c) && c != 0 && injectiveIn(b, v));
+  default: return false;
+  }
+}
+
+/// True when every store to an argument buffer inside `body` has, for each of `vars`, an index
+/// that is an injective function of that variable alone: iterations with different values of
+/// the variables then write disjoint elements, whatever the other indices are.
+bool writesThroughPlainIndices(const StmtPtr& body, const std::vector<std::string>& vars) {
+  bool ok = true, any = false;
+  forEachStmt(body, [&](const Stmt& x) {
+    if (x.kind != Stmt::Kind::Store || x.buffer->kind != Buffer::Kind::Arg)
+      return;
+    any = true;
+    for (const std::string& v : vars) {
+      bool plain = false;
+      for (const ExprPtr& i : x.indices)
+        plain |= injectiveIn(i, v);
+      ok &= plain;
+    }
+  });
+  return ok && any;
+}
+
+/// The perfectly nested loops at the top of `nest` whose iterations may all run on different
+/// threads, outermost first: the chain stops at the first loop that is not independent, not
+/// serial with constant bounds, or below which a store does not name every variable of the
+/// chain as a plain index. Starts with `nest` itself (checked by the caller).
+std::vector<const Stmt*> independentChain(const StmtPtr& nest) {
+  std::vector<const Stmt*> chain{nest.get()};
+  std::vector<std::string> vars{nest->var};
+  int64_t total = 0;
+  nest->extent->isIntConst(&total);
+  for (const Stmt* cur = nest.get(); fusable(*cur); cur = cur->body.get()) {
+    const Stmt& inner = *cur->body;
+    std::vector<std::string> more = vars;
+    more.push_back(inner.var);
+    int64_t e = 0;
+    inner.extent->isIntConst(&e);
+    if (!threadsIndependent(inner) || !writesThroughPlainIndices(inner.body, more) ||
+        __builtin_mul_overflow(total, e, &total))
+      break;
+    vars = std::move(more);
+    chain.push_back(&inner);
+  }
+  return chain;
+}
+
+/// e with every Load of the local `from` replaced by a load of `to` at [lane, indices...].
+ExprPtr rebufferExpr(const ExprPtr& e, const std::string& from, const BufferPtr& to,
+                     const std::string& lane) {
+  if (!e)
+    return e;
+  std::vector<ExprPtr> ops;
+  for (const ExprPtr& o : e->operands)
+    ops.push_back(rebufferExpr(o, from, to, lane));
+  if (e->kind == Expr::Kind::Load && e->buffer && e->buffer->name == from) {
+    ops.insert(ops.begin(), var(lane));
+    return load(to, std::move(ops));
+  }
+  auto c = std::make_shared<Expr>(*e);
+  c->operands = std::move(ops);
+  return c;
+}
+
+/// s with every access to the local `from` going to `to` at [lane, indices...].
+StmtPtr rebuffer(const StmtPtr& s, const std::string& from, const BufferPtr& to,
+                 const std::string& lane) {
+  if (!s)
+    return s;
+  auto c = std::make_shared<Stmt>(*s);
+  auto ex = [&](const ExprPtr& e) { return rebufferExpr(e, from, to, lane); };
+  c->min = ex(s->min);
+  c->extent = ex(s->extent);
+  c->value = ex(s->value);
+  c->cond = ex(s->cond);
+  for (ExprPtr& i : c->indices)
+    i = ex(i);
+  if (s->kind == Stmt::Kind::Store && s->buffer && s->buffer->name == from) {
+    c->buffer = to;
+    c->indices.insert(c->indices.begin(), var(lane));
+  }
+  c->body = rebuffer(s->body, from, to, lane);
+  c->thenBody = rebuffer(s->thenBody, from, to, lane);
+  c->elseBody = rebuffer(s->elseBody, from, to, lane);
+  for (StmtPtr& x : c->stmts)
+    x = rebuffer(x, from, to, lane);
+  return c;
+}
+
+/// Unroll-and-jam: `s` run for each `lane` in [0, lanes), with the lane loop pushed down
+/// through blocks, loops whose bounds do not depend on it and local allocations (which get one
+/// copy per lane), to unrolled loops around the statements that compute something. Valid because
+/// the lanes are iterations of a thread-independent loop: any interleaving of them is correct.
+/// The copies of a reduction then share one loop, so the loads they have in common are made once.
+StmtPtr jam(const StmtPtr& s, const std::string& lane, int64_t lanes) {
+  switch (s->kind) {
+  case Stmt::Kind::Block: {
+    std::vector<StmtPtr> parts;
+    for (const StmtPtr& x : s->stmts)
+      parts.push_back(jam(x, lane, lanes));
+    return block(std::move(parts));
+  }
+  case Stmt::Kind::For:
+    if (!usesVar(s->min, lane) && !usesVar(s->extent, lane)) {
+      auto c = std::make_shared<Stmt>(*s);
+      c->body = jam(s->body, lane, lanes);
+      return c;
+    }
+    break;
+  case Stmt::Kind::Alloc: {
+    std::vector<int64_t> sizes = s->buffer->sizes;
+    sizes.insert(sizes.begin(), lanes);
+    BufferPtr copies = makeLocalBuffer(s->buffer->name, s->buffer->dtype, sizes);
+    return alloc(copies, jam(rebuffer(s->body, s->buffer->name, copies, lane), lane, lanes));
+  }
+  default:
+    break;
+  }
+  return forLoop(lane, intImm(0), intImm(lanes), ForKind::Unrolled, s);
+}
+
+/// Loads of arguments in s that do not depend on `v`: what a register tile over `v` shares.
+int sharedLoads(const StmtPtr& s, const std::string& v) {
+  int n = 0;
+  auto count = [&](const Expr& load) {
+    n += load.buffer->kind == Buffer::Kind::Arg && !usesVar(std::make_shared<Expr>(load), v);
+  };
+  forEachStmt(s, [&](const Stmt& x) {
+    forEachLoad(x.value, count);
+    forEachLoad(x.cond, count);
+  });
+  return n;
+}
+
+/// The GPU schedule of a chain of independent loops around `body`: up to two of the chain's
+/// loops whose iterations share loads (a matrix product's rows share B, its columns A) are
+/// register-tiled (each thread computes a 4x4, 4x2, ... tile by unroll-and-jam), as long as
+/// enough threads remain to fill a GPU; then the loops are fused into one GpuThreads loop.
+StmtPtr mapChainToThreads(const std::vector<const Stmt*>& chain, StmtPtr body) {
+  constexpr int64_t kMinThreads = 1 << 14;
+  struct Dim {
+    std::string var;
+    int64_t min = 0, extent = 0;
+    std::string comment;
+  };
+  std::vector<Dim> dims;
+  int64_t threads = 1;
+  for (const Stmt* l : chain) {
+    Dim d{l->var, 0, 0, l->comment};
+    l->min->isIntConst(&d.min);
+    l->extent->isIntConst(&d.extent);
+    threads *= d.extent;
+    dims.push_back(d);
+  }
+  // The two dims whose tiles share the most loads, inner ones first on ties.
+  std::vector<std::pair<int, size_t>> scored;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (int n = sharedLoads(body, dims[i].var); n > 0)
+      scored.emplace_back(n, i);
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second > b.second;
+  });
+  for (size_t t = 0; t < scored.size() && t < 2; ++t) {
+    Dim& d = dims[scored[t].second];
+    for (int64_t tile : {4, 2}) {
+      if (d.extent % tile != 0 || threads / tile < kMinThreads)
+        continue;
+      const std::string outer = d.var + "_t", lane = d.var + "_r";
+      body = substitute(body, d.var,
+                        add(intImm(d.min), add(mul(var(outer), intImm(tile)), var(lane))));
+      body = jam(body, lane, tile);
+      d.var = outer;
+      d.min = 0;
+      d.extent /= tile;
+      threads /= tile;
+      break;
+    }
+  }
+  StmtPtr nest = body;
+  for (size_t i = dims.size(); i-- > 0;)
+    nest = forLoop(dims[i].var, intImm(dims[i].min), intImm(dims[i].extent), ForKind::Serial, nest,
+                   dims[i].comment);
+  for (size_t i = 1; i < dims.size(); ++i) {
+    auto fused = fuseOne(nest);
+    if (!fused.ok())
+      break;
+    nest = *fused;
+  }
+  auto c = std::make_shared<Stmt>(*nest);
+  c->forKind = ForKind::GpuThreads;
+  return c;
+}
+
+/// `s` with every ForKind other than Serial and Unrolled made Serial (a CPU schedule override's
+/// parallel or vectorized loops run inside one GPU thread).
+StmtPtr serialized(const StmtPtr& s) {
+  if (!s)
+    return s;
+  auto c = std::make_shared<Stmt>(*s);
+  if (c->kind == Stmt::Kind::For && c->forKind != ForKind::Unrolled)
+    c->forKind = ForKind::Serial;
+  c->body = serialized(s->body);
+  c->thenBody = serialized(s->thenBody);
+  c->elseBody = serialized(s->elseBody);
+  for (StmtPtr& x : c->stmts)
+    x = serialized(x);
+  return c;
+}
+
+} // namespace
+
+StmtPtr scheduleNestForGpu(const StmtPtr& nestIn) {
+  StmtPtr nest = serialized(nestIn);
+  int64_t extent = 0;
+  if (nest->kind == Stmt::Kind::For && nest->extent->isIntConst(&extent) && extent > 1 &&
+      threadsIndependent(*nest)) {
+    std::vector<const Stmt*> chain = independentChain(nest);
+    return mapChainToThreads(chain, cacheReductions(chain.back()->body));
+  }
+  // No loop to spread: the whole nest runs in the launch's first thread.
+  return forLoop("gpu_thread", intImm(0), intImm(1), ForKind::GpuThreads, cacheReductions(nest),
+                 "one thread");
+}
+
+Expected<std::vector<GpuLaunch>> gpuLaunchesOf(const Kernel& kernel, size_t kernelIndex,
+                                               const GpuScheduleOptions& options) {
+  if (kernel.interpreted)
+    return makeUnsupported("kernel ", kernel.name, ": ", kernel.opSummary,
+                           " (control flow) runs through the interpreter, which the gpu "
+                           "backend does not do yet");
+  if (!kernel.body)
+    return makeError("kernel ", kernel.name, " has no loop nest");
+  std::vector<StmtPtr> nests;
+  if (kernel.body->kind == Stmt::Kind::Block)
+    nests = kernel.body->stmts;
+  else
+    nests.push_back(kernel.body);
+  std::vector<GpuLaunch> launches;
+  for (size_t i = 0; i < nests.size(); ++i) {
+    GpuLaunch launch;
+    launch.kernel = kernelIndex;
+    launch.code = kernel;
+    launch.code.gemm.reset();
+    launch.code.name = nests.size() == 1 ? kernel.name : kernel.name + "_s" + std::to_string(i);
+    launch.code.body = scheduleNestForGpu(nests[i]);
+    int64_t threads = 1;
+    launch.code.body->extent->isIntConst(&threads);
+    launch.threads = std::max<int64_t>(threads, 1);
+    int64_t block = std::min<int64_t>(options.blockSize, (launch.threads + 31) / 32 * 32);
+    launch.blockSize = unsigned(block);
+    launch.blocks =
+        unsigned(std::min<int64_t>((launch.threads + block - 1) / block, options.maxBlocks));
+    launches.push_back(std::move(launch));
+  }
+  return launches;
+}
+
+std::string gpuLoopsText(const std::vector<Kernel>& kernels,
+                         const std::vector<GpuLaunch>& launches) {
+  std::ostringstream os;
+  size_t next = 0;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const Kernel& kern = kernels[k];
+    os << "# " << kern.name << " (" << kern.opSummary << ")";
+    size_t count = 0;
+    for (size_t i = next; i < launches.size() && launches[i].kernel == k; ++i)
+      ++count;
+    os << ": " << count << (count == 1 ? " launch\n" : " launches\n");
+    for (; next < launches.size() && launches[next].kernel == k; ++next) {
+      const GpuLaunch& l = launches[next];
+      os << "# launch " << l.code.name << ": grid " << l.blocks << " x block " << l.blockSize
+         << " threads for " << l.threads << (l.threads == 1 ? " iteration\n" : " iterations\n");
+      os << printKernel(l.code);
+    }
+    os << "\n";
+  }
+  return os.str();
+}
+
+} // namespace fb::cg
