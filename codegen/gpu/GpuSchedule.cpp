@@ -3,8 +3,10 @@
 #include "codegen/gpu/GpuSchedule.h"
 #include "codegen/loops/LoopPrinter.h"
 #include "codegen/loops/ScheduleInternal.h"
+#include "codegen/loops/ScheduleOverride.h"
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
 #include <sstream>
 
@@ -225,8 +227,9 @@ int sharedLoads(const StmtPtr& s, const std::string& v) {
 /// loops whose iterations share loads (a matrix product's rows share B, its columns A) are
 /// register-tiled (each thread computes a 4x4, 4x2, ... tile by unroll-and-jam), as long as
 /// enough threads remain to fill a GPU; then the loops are fused into one GpuThreads loop.
-StmtPtr mapChainToThreads(const std::vector<const Stmt*>& chain, StmtPtr body) {
-  constexpr int64_t kMinThreads = 1 << 14;
+StmtPtr mapChainToThreads(const std::vector<const Stmt*>& chain, StmtPtr body,
+                          const GpuScheduleOptions& options) {
+  const int64_t minThreads = options.registerTileForced ? 1 : int64_t(1) << 14;
   struct Dim {
     std::string var;
     int64_t min = 0, extent = 0;
@@ -251,8 +254,8 @@ StmtPtr mapChainToThreads(const std::vector<const Stmt*>& chain, StmtPtr body) {
   });
   for (size_t t = 0; t < scored.size() && t < 2; ++t) {
     Dim& d = dims[scored[t].second];
-    for (int64_t tile : {4, 2}) {
-      if (d.extent % tile != 0 || threads / tile < kMinThreads)
+    for (int64_t tile : {8, 4, 2}) {
+      if (tile > options.registerTile || d.extent % tile != 0 || threads / tile < minThreads)
         continue;
       const std::string outer = d.var + "_t", lane = d.var + "_r";
       body = substitute(body, d.var,
@@ -298,13 +301,13 @@ StmtPtr serialized(const StmtPtr& s) {
 
 } // namespace
 
-StmtPtr scheduleNestForGpu(const StmtPtr& nestIn) {
+StmtPtr scheduleNestForGpu(const StmtPtr& nestIn, const GpuScheduleOptions& options) {
   StmtPtr nest = serialized(nestIn);
   int64_t extent = 0;
   if (nest->kind == Stmt::Kind::For && nest->extent->isIntConst(&extent) && extent > 1 &&
       threadsIndependent(*nest)) {
     std::vector<const Stmt*> chain = independentChain(nest);
-    return mapChainToThreads(chain, cacheReductions(chain.back()->body));
+    return mapChainToThreads(chain, cacheReductions(chain.back()->body), options);
   }
   // No loop to spread: the whole nest runs in the launch's first thread.
   return forLoop("gpu_thread", intImm(0), intImm(1), ForKind::GpuThreads, cacheReductions(nest),
@@ -312,7 +315,24 @@ StmtPtr scheduleNestForGpu(const StmtPtr& nestIn) {
 }
 
 Expected<std::vector<GpuLaunch>> gpuLaunchesOf(const Kernel& kernel, size_t kernelIndex,
-                                               const GpuScheduleOptions& options) {
+                                               const GpuScheduleOptions& defaults) {
+  // The kernel's own override (block=, regtile=) over the defaults.
+  GpuScheduleOptions options = defaults;
+  if (!kernel.schedule.empty()) {
+    FB_ASSIGN_OR_RETURN(std::vector<ScheduleOverride> overrides,
+                        parseScheduleOverrides("*:" + kernel.schedule));
+    for (const ScheduleOverride& o : overrides)
+      for (const ScheduleDirective& d : o.directives) {
+        int64_t v = 0; // checked by lowering (applyScheduleOverride)
+        std::from_chars(d.value.data(), d.value.data() + d.value.size(), v);
+        if (d.name == "block" && v >= 32 && v <= kGpuMaxBlockSize)
+          options.blockSize = int(v);
+        if (d.name == "regtile" && v >= 1) {
+          options.registerTile = v;
+          options.registerTileForced = true;
+        }
+      }
+  }
   if (kernel.interpreted)
     return makeUnsupported("kernel ", kernel.name, ": ", kernel.opSummary,
                            " (control flow) runs through the interpreter, which the gpu "
@@ -331,7 +351,7 @@ Expected<std::vector<GpuLaunch>> gpuLaunchesOf(const Kernel& kernel, size_t kern
     launch.code = kernel;
     launch.code.gemm.reset();
     launch.code.name = nests.size() == 1 ? kernel.name : kernel.name + "_s" + std::to_string(i);
-    launch.code.body = scheduleNestForGpu(nests[i]);
+    launch.code.body = scheduleNestForGpu(nests[i], options);
     int64_t threads = 1;
     launch.code.body->extent->isIntConst(&threads);
     launch.threads = std::max<int64_t>(threads, 1);

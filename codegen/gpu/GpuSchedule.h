@@ -13,10 +13,15 @@ namespace fb::cg {
 /// The most threads per block a launch uses (and kernels are annotated with, maxntid).
 inline constexpr int kGpuMaxBlockSize = 256;
 
-/// How kernels are scheduled for a GPU.
+/// How kernels are scheduled for a GPU. A kernel's schedule override (`block=`, `regtile=`,
+/// codegen/loops/ScheduleOverride.h) takes precedence.
 struct GpuScheduleOptions {
   int blockSize = kGpuMaxBlockSize; ///< threads per block of each launch (at most the maximum)
   int64_t maxBlocks = 65535;        ///< the grid is capped; a grid-stride loop covers the rest
+  /// The largest register tile side (1: one output per thread). An override's regtile also
+  /// drops the rule that enough threads must remain to fill a GPU.
+  int64_t registerTile = 4;
+  bool registerTileForced = false;
 };
 
 /// One launch of a GPU kernel: the nests of a kernel run one launch after another (a launch
@@ -39,7 +44,7 @@ struct GpuLaunch {
 /// one ForKind::GpuThreads loop, and the reductions inside it accumulate in a per-thread local. A
 /// nest with no such loop (a reduction to one element, a scan) runs in one thread: a GpuThreads
 /// loop of extent 1 around it.
-StmtPtr scheduleNestForGpu(const StmtPtr& nest);
+StmtPtr scheduleNestForGpu(const StmtPtr& nest, const GpuScheduleOptions& options = {});
 
 /// Splits a kernel (lowered without CPU schedules: LowerOptions::defaultSchedules off and no
 /// GEMM specs) into its launches, scheduled by scheduleNestForGpu, in order. A kernel the

@@ -56,11 +56,12 @@ Expected<std::vector<ScheduleOverride>> parseScheduleOverrides(std::string_view 
       ScheduleDirective dir{trim(d.substr(0, eq)), eq == std::string::npos ? "" : trim(d.substr(eq + 1))};
       static const std::set<std::string> known = {"none", "default", "split", "tile", "reorder",
                                                   "fuse", "vectorize", "unroll", "parallel",
-                                                  "cache", "mr", "nr", "mc", "kc", "nc"};
+                                                  "cache", "mr", "nr", "mc", "kc", "nc",
+                                                  "block", "regtile"};
       if (!known.count(dir.name))
         return makeError("unknown directive '", dir.name, "' in '", entry,
                          "' (none, default, split, tile, reorder, fuse, vectorize, unroll, "
-                         "parallel, cache, mr, nr, mc, kc, nc)");
+                         "parallel, cache, mr, nr, mc, kc, nc, block, regtile)");
       bool needsValue = dir.name != "none" && dir.name != "default";
       if (needsValue == dir.value.empty())
         return makeError("directive '", d, "' ",
@@ -196,6 +197,16 @@ Status applyScheduleOverride(Kernel& kernel, const StmtPtr& unscheduled,
       } else {
         r = parallelizeLoop(s, d.value);
       }
+    } else if (d.name == "block" || d.name == "regtile") {
+      // GPU directives, read by the GPU schedule (codegen/gpu/GpuSchedule.h); checked here so
+      // that a bad value is an error on every target, and without effect on the CPU's nest.
+      int64_t v = 0;
+      if (Status st = intArg(d.value, &v); !st.ok())
+        return fail(st.error());
+      if (d.name == "block" && (v < 32 || v > 256 || v % 32 != 0))
+        return fail(makeError("threads per block must be a multiple of 32 in [32, 256]"));
+      if (d.name == "regtile" && v != 1 && v != 2 && v != 4 && v != 8)
+        return fail(makeError("a register tile side is 1, 2, 4 or 8"));
     } else if (d.name == "cache") {
       r = cacheReductions(s, d.value);
       if (r.ok() && equal(*r, s))

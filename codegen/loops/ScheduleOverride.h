@@ -17,6 +17,9 @@
 //              | 'cache=' BUF           accumulate BUF's element in a local in the innermost
 //                                       loop that keeps the element fixed (register blocking)
 //              | ('mr'|'nr'|'mc'|'kc'|'nc') '=' N   GEMM blocking (kernels with Kernel::gemm)
+//              | 'block=' N             GPU: threads per block (a multiple of 32, at most 256)
+//              | 'regtile=' N           GPU: the most outputs per thread along each of the two
+//                                       tiled loops (1 = one output per thread; default 4)
 // Example: `k3:none,tile=32x64,vectorize=8,unroll=4,parallel=1`.
 #pragma once
 

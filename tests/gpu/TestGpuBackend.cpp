@@ -8,6 +8,8 @@
 #include "codegen/gpu/GridSimulation.h"
 #include "codegen/loops/LoopEvaluator.h"
 #include "codegen/loops/Lower.h"
+#include "codegen/loops/LoopPrinter.h"
+#include "codegen/loops/ScheduleOverride.h"
 #include "core/Interpreter.h"
 #include "core/ModelIO.h"
 #include "core/RandomInputs.h"
@@ -221,6 +223,58 @@ private Q_SLOTS:
     }
     QVERIFY2(loops.find("local c_acc: f32[4, 4, 1]") != std::string::npos, loops.c_str());
     QVERIFY2(loops.find("in gpu_threads(16384)") != std::string::npos, loops.c_str());
+  }
+
+  /// A kernel's override sets its block size and register tile (regtile=1: one output per
+  /// thread; regtile=2 also below the thread minimum), and the result still simulates right.
+  void overridesSetBlockAndTile() {
+    const char* text = R"(graph @mm opset 17 {
+  input %a : f32[64, 16]
+  input %b : f32[16, 32]
+  %c : f32[64, 32] = MatMul(%a, %b)  #1 "mm"
+  output %c
+})";
+    auto g = parseGraph(text);
+    QVERIFY(g.ok());
+    auto inputs = makeRandomInputs(**g, 5);
+    QVERIFY(inputs.ok());
+    auto ref = interpret(**g, *inputs);
+    QVERIFY(ref.ok());
+    for (const char* spec : {"k0:block=64,regtile=1", "k0:regtile=2", "k0:block=32"}) {
+      LowerOptions lo;
+      lo.defaultSchedules = false;
+      lo.gemmSpecs = false;
+      auto overrides = parseScheduleOverrides(spec);
+      QVERIFY(overrides.ok());
+      lo.scheduleOverrides = *overrides;
+      auto kernels = lowerGraph(**g, lo);
+      QVERIFY2(kernels.ok(), kernels.ok() ? "" : kernels.error().message().c_str());
+      auto launches = gpuLaunchesOf((*kernels)[0], 0);
+      QVERIFY2(launches.ok(), launches.ok() ? "" : launches.error().message().c_str());
+      const GpuLaunch& l = launches->front();
+      const std::string loops = printStmt(l.code.body);
+      if (std::string(spec).find("block=64") != std::string::npos) {
+        QCOMPARE(l.blockSize, 64u);
+        QCOMPARE(l.threads, int64_t(64 * 32));
+        QVERIFY2(loops.find("unrolled") == std::string::npos, loops.c_str());
+      } else if (std::string(spec).find("regtile=2") != std::string::npos) {
+        QCOMPARE(l.threads, int64_t(32 * 16)); // a 2x2 tile per thread
+        QVERIFY2(loops.find("unrolled(2)") != std::string::npos, loops.c_str());
+      } else {
+        QCOMPARE(l.blockSize, 32u);
+      }
+      std::unordered_map<std::string, Tensor> values{{"a", (*inputs)[0]}, {"b", (*inputs)[1]}};
+      QVERIFY(simulateGpuLaunches(**g, *kernels, *launches, values).ok());
+      QVERIFY(compareOutputs(ref->outputs, {values.at("c")}).empty());
+    }
+    // A bad value is refused when the kernel is lowered.
+    LowerOptions bad;
+    bad.defaultSchedules = false;
+    bad.scheduleOverrides = *parseScheduleOverrides("k0:block=48");
+    auto refused = lowerGraph(**g, bad);
+    QVERIFY(!refused.ok());
+    QVERIFY2(refused.error().message().find("multiple of 32") != std::string::npos,
+             refused.error().message().c_str());
   }
 
   /// A reduction of everything to one element has no loop to spread: one thread runs it.
