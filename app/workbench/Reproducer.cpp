@@ -7,6 +7,7 @@
 #include "core/text/IrParser.h"
 #include "core/text/IrPrinter.h"
 
+#include <cassert>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
@@ -136,15 +137,19 @@ std::string pipelineText(const std::vector<PipelineStep>& steps) {
   return join(parts, ",");
 }
 
-Status writeReproducer(const std::string& path, const Reproducer& repro) {
+Expected<std::vector<std::string>> writeReproducer(const std::string& path,
+                                                   const Reproducer& repro) {
   namespace fs = std::filesystem;
   assert(repro.graph && repro.inputs.size() == repro.graph->inputs().size() &&
          "one input tensor per graph input");
   const fs::path file(path);
-  std::vector<std::string> inputFiles;
+  if (file.extension() != ".fbir")
+    return makeError(path, ": a reproducer is a .fbir file");
+  std::vector<std::string> inputFiles, inputPaths;
   for (size_t i = 0; i < repro.inputs.size(); ++i) {
     std::string name = file.stem().string() + ".in" + std::to_string(i) + ".npy";
-    FB_TRY(writeNpy((file.parent_path() / name).string(), repro.inputs[i]));
+    inputPaths.push_back((file.parent_path() / name).string());
+    FB_TRY(writeNpy(inputPaths.back(), repro.inputs[i]));
     inputFiles.push_back(name);
   }
   const CompileSettings& c = repro.check.run.compile;
@@ -180,7 +185,7 @@ Status writeReproducer(const std::string& path, const Reproducer& repro) {
   out << h.str() << printGraph(*repro.graph, opts);
   if (!out)
     return makeError(path, ": write failed");
-  return Status::success();
+  return inputPaths;
 }
 
 Expected<Reproducer> readReproducer(const std::string& path) {

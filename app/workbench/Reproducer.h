@@ -31,8 +31,9 @@ struct Reproducer {
 std::string pipelineText(const std::vector<PipelineStep>& steps);
 
 /// Writes `repro` to `path` (.fbir) and its inputs next to it as STEM.inK.npy; the header
-/// names them. Errors name the file that could not be written.
-Status writeReproducer(const std::string& path, const Reproducer& repro);
+/// names them. Returns the input files' paths; errors name the file that could not be written.
+Expected<std::vector<std::string>> writeReproducer(const std::string& path,
+                                                   const Reproducer& repro);
 
 /// Reads a reproducer written by writeReproducer: the header's settings (an unknown key is
 /// ignored, a bad value is an error naming FILE:LINE and the key), the graph (verified), and
