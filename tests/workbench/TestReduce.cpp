@@ -59,23 +59,16 @@ std::unique_ptr<Graph> modelGraph(const QString& model) {
   return s.graph(0)->clone();
 }
 
+/// The check of `pipeline` ("-O1", "canonicalize,layout", "-O1,layout": as fusebox-opt
+/// takes it) on `backend`.
 ReduceSettings settingsFor(const QString& pipeline, const QString& backend) {
   ReduceSettings r;
-  auto steps = pipeline.startsWith("-O") && !pipeline.contains(',')
-                   ? namedPipeline(pipeline.mid(1).toStdString())
-                   : Expected<std::vector<PipelineStep>>(makeError("unset"));
-  if (!steps.ok()) {
-    // "-O1,layout": a level then more steps, as fusebox-opt takes them.
-    std::vector<PipelineStep> all;
-    for (const QString& part : pipeline.split(',')) {
-      auto more = part.startsWith("-O") ? namedPipeline(part.mid(1).toStdString())
-                                        : parsePipeline(part.toStdString());
-      if (more.ok())
-        all.insert(all.end(), more->begin(), more->end());
-    }
-    steps = all;
+  for (const QString& part : pipeline.split(',')) {
+    auto more = part.startsWith("-O") ? namedPipeline(part.mid(1).toStdString())
+                                      : parsePipeline(part.toStdString());
+    if (more.ok())
+      r.check.pipeline.insert(r.check.pipeline.end(), more->begin(), more->end());
   }
-  r.check.pipeline = *steps;
   r.check.run.backend = backendFromName(backend.toStdString()).value_or(Backend::Interpreter);
   return r;
 }
