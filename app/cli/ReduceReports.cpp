@@ -14,6 +14,8 @@ std::string nodeLabel(const Node& n) {
   return name + " (" + std::string(opName(n.op())) + " #" + std::to_string(n.id()) + ")";
 }
 
+std::string nodes(size_t n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
+
 std::string faultNames(const std::vector<Fault>& faults) {
   std::string s;
   for (Fault f : faults)
@@ -28,7 +30,7 @@ std::string reduceText(const workbench::ReduceReport& r, const std::string& back
   std::ostringstream os;
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.1f s", r.seconds);
-  os << "reduce: " << r.nodesBefore << " nodes -> " << r.nodesAfter << " nodes on " << backend
+  os << "reduce: " << nodes(r.nodesBefore) << " -> " << nodes(r.nodesAfter) << " on " << backend
      << ", " << r.probes << (r.probes == 1 ? " run" : " runs") << " compared (" << secs << ")\n";
   if (r.probeLimitHit)
     os << "  stopped at the bound of " << r.probes
@@ -81,7 +83,7 @@ std::string replayText(const std::string& file, const workbench::Reproducer& rep
   std::ostringstream os;
   const std::string backend = workbench::backendName(repro.check.run.backend);
   const std::string pipeline = workbench::pipelineText(repro.check.pipeline);
-  os << "replay: " << file << ": " << repro.graph->numNodes() << " nodes, pipeline '"
+  os << "replay: " << file << ": " << nodes(repro.graph->numNodes()) << ", pipeline '"
      << pipeline << "', backend " << backend << ", faults " << faultNames(report.faults) << "\n";
   os << compareText(backend, report.outcome.comparison.outputs, report.outcome.comparison.ok);
   if (report.outcome.mismatch)

@@ -168,7 +168,8 @@ Expected<std::vector<std::string>> writeReproducer(const std::string& path,
     h << "// gpu: " << c.gpu << "\n";
   h << "// llvm-opt: " << c.llvmOptLevel << "\n";
   h << "// gemm: " << (c.useGemm ? "on" : "off") << "\n";
-  h << "// schedule: " << cg::printScheduleOverrides(c.schedule) << "\n";
+  const std::string schedule = cg::printScheduleOverrides(c.schedule);
+  h << "// schedule:" << (schedule.empty() ? "" : " " + schedule) << "\n";
   if (const auto& t = repro.check.tolerance)
     h << "// tolerance: " << shortest(t->atol) << "," << shortest(t->rtol) << ","
       << shortest(t->stol) << "\n";
@@ -233,9 +234,12 @@ Expected<Reproducer> readReproducer(const std::string& path) {
   for (size_t i = 0; i < r.inputFiles.size(); ++i) {
     fs::path f(r.inputFiles[i]);
     std::string full = f.is_absolute() ? f.string() : (dir / f).string();
-    FB_ASSIGN_OR_RETURN(Tensor t, readInputFile(full));
-    FB_TRY(checkInputFits(*graph->inputs()[i], t, full));
-    r.inputs.push_back(std::move(t));
+    auto t = readInputFile(full);
+    if (!t.ok())
+      return t.error().withContext(path + ": input " + std::to_string(i));
+    if (Status fits = checkInputFits(*graph->inputs()[i], *t, full); !fits.ok())
+      return fits.error().withContext(path + ": input " + std::to_string(i));
+    r.inputs.push_back(std::move(t).value());
   }
   r.graph = std::shared_ptr<const Graph>(std::move(graph));
   return r;
