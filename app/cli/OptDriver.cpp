@@ -225,8 +225,12 @@ public:
     }
     if (!m_o.reduce.empty()) {
       auto code = reduceAndReport(json);
-      if (!code.ok())
-        return fail(code.error());
+      if (!code.ok()) {
+        Error e = code.error();
+        if (e.kind() == ErrorKind::SymbolicShape)
+          return fail(Error(e.message() + dimHint(*m_session.graph(0)), e.kind()));
+        return fail(e);
+      }
       exitCode = std::max(exitCode, *code);
       reported = true;
     }

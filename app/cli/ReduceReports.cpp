@@ -35,6 +35,9 @@ std::string reduceText(const workbench::ReduceReport& r, const std::string& back
   if (r.probeLimitHit)
     os << "  stopped at the bound of " << r.probes
        << " runs: a smaller reproducer may exist\n";
+  if (r.candidates > 0)
+    os << "  " << r.candidates << " candidates skipped unchecked (no output, no verify or "
+       << "symbolic shapes)\n";
   os << "  kept:";
   for (const auto& n : r.reduced->nodes())
     os << " " << nodeLabel(*n);
@@ -60,6 +63,7 @@ void writeReduceJson(JsonWriter& w, const workbench::ReduceReport& r, const std:
   w.field("nodes_after", int64_t(r.nodesAfter));
   w.field("cut_values", int64_t(r.cutValues));
   w.field("probes", r.probes);
+  w.field("skipped_candidates", r.candidates);
   w.field("probe_limit_hit", r.probeLimitHit);
   w.field("seconds", r.seconds);
   w.key("kept");

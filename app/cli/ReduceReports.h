@@ -12,9 +12,9 @@ namespace fb::cli {
 /// comparison, the files written and the command that replays them.
 std::string reduceText(const workbench::ReduceReport& report, const std::string& backend,
                        const std::string& file, const std::vector<std::string>& inputFiles);
-/// --reduce as JSON fields: nodes_before, nodes_after, cut_values, probes, probe_limit_hit,
-/// seconds, kept[], file, inputs[], replay, backend, outputs[{name, max_abs, max_rel, cosine,
-/// ok}], ok (false: the reproducer fails, as it should).
+/// --reduce as JSON fields: nodes_before, nodes_after, cut_values, probes, skipped_candidates,
+/// probe_limit_hit, seconds, kept[], file, inputs[], replay, backend, outputs[{name, max_abs,
+/// max_rel, cosine, ok}], ok (false: the reproducer fails, as it should).
 void writeReduceJson(JsonWriter& w, const workbench::ReduceReport& report,
                      const std::string& backend, const std::string& file,
                      const std::vector<std::string>& inputFiles);

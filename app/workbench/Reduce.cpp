@@ -128,6 +128,12 @@ Expected<ReduceReport> reduceFailure(const Graph& graph, const std::vector<Tenso
   report.nodesBefore = graph.numNodes();
   if (graph.numNodes() == 0)
     return makeError("nothing to reduce: the model has no nodes");
+  // Every candidate must have static shapes, and its cut values' types come from the model.
+  for (const Value* in : graph.inputs())
+    if (!in->type().isStatic())
+      return Error("reduce needs static shapes: input '" + in->name() + "' is " +
+                       in->type().str(),
+                   ErrorKind::SymbolicShape);
 
   // 1. The whole model must fail, by a mismatch.
   reportProgress(job, 0.0, "checking the whole model");

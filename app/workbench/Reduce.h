@@ -70,6 +70,7 @@ struct ReduceReport {
 
 /// Reduces `graph` (top-level nodes in execution order) fed with `inputs`, on which `check`
 /// must find a mismatch:
+///   0. refuses a graph with symbolic input dims (a SymbolicShape error: bind them first);
 ///   1. checks the whole graph: a check that passes is refused ("nothing to reduce: the check
 ///      passes"), one that cannot compare is an error saying why;
 ///   2. runs the graph on the interpreter once, keeping every value (the recorded tensors);
