@@ -97,6 +97,12 @@ Status applyHeader(Reproducer& r, const std::string& key, const std::string& val
     if (ec != std::errc() || p != value.data() + value.size() || level < 0 || level > 3)
       return makeError("expected 0..3, got '", value, "'");
     c.llvmOptLevel = level;
+  } else if (key == "threads") {
+    int threads = -1;
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), threads);
+    if (ec != std::errc() || p != value.data() + value.size() || threads < 1 || threads > 1024)
+      return makeError("expected 1..1024 worker threads, got '", value, "'");
+    c.threads = threads;
   } else if (key == "gemm") {
     if (value != "on" && value != "off")
       return makeError("expected on or off, got '", value, "'");
@@ -166,6 +172,8 @@ Expected<std::vector<std::string>> writeReproducer(const std::string& path,
     h << "// cpu: " << c.cpu << "\n";
   if (!c.gpu.empty())
     h << "// gpu: " << c.gpu << "\n";
+  if (c.threads > 0)
+    h << "// threads: " << c.threads << "\n";
   h << "// llvm-opt: " << c.llvmOptLevel << "\n";
   h << "// gemm: " << (c.useGemm ? "on" : "off") << "\n";
   const std::string schedule = cg::printScheduleOverrides(c.schedule);
