@@ -225,8 +225,7 @@ private Q_SLOTS:
     auto part = interpret(s, sub->inputs);
     QVERIFY(part.ok());
     QVERIFY(part->outputs[0].identical(full->values.at("c")));
-    // A kept node whose output was the model's output and is also read keeps it as output;
-    // nothing selected is an error.
+    // Nothing selected is an error.
     QVERIFY(!extractSubGraph(**g, {false, false, false, false}, *inputs, full->values).ok());
   }
 
