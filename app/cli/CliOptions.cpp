@@ -177,6 +177,8 @@ Expected<CliOptions> parseCliOptions(int argc, char** argv) {
       FB_TRY(str(o.reduce));
     } else if (a == "--replay") {
       FB_TRY(str(o.replay));
+    } else if (a == "--without-faults") {
+      o.withoutFaults = true;
     } else if (a == "--inject-fault") {
       std::string list;
       FB_TRY(str(list));
@@ -258,7 +260,14 @@ Debugging
                            the first compiled kernel after which --compare fails (exit 1)
   --inject-fault NAME      turn on a built-in fault (repeatable, or a comma list)
   --list-faults            the built-in faults: name, where, what goes wrong
-  --reduce FILE.fbir, --replay FILE.fbir, --fuzz N   (not in this build yet)
+  --reduce FILE.fbir       shrink the model (delta debugging over its nodes) to a small
+                           sub-graph that still fails --compare under the pipeline, --backend
+                           and --tolerance; writes it with its inputs (FILE.inK.npy) and
+                           settings as a reproducer (exit 1: the reproducer fails)
+  --replay FILE.fbir       re-run a reproducer: its pipeline, backend, tolerance, faults and
+                           inputs (no MODEL); exit 1 when it still fails, 0 when it passes
+  --without-faults         --replay with the reproducer's recorded faults off
+  --fuzz N                 (not in this build yet)
 
 Every report option also takes --json (one JSON object on stdout).
 Errors go to stderr prefixed 'error:' and exit non-zero.

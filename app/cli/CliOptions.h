@@ -71,6 +71,9 @@ struct CliOptions {
   bool bisect = false;
   std::string reduce;
   std::string replay;
+  /// --replay without the reproducer's recorded faults (--without-faults): does the fault
+  /// make it fail?
+  bool withoutFaults = false;
   /// --inject-fault, once per occurrence (each a name or a comma list).
   std::vector<std::string> injectFaults;
   bool listFaults = false;

@@ -6,11 +6,14 @@
 #include "app/cli/DebugReports.h"
 #include "app/cli/MemoryReports.h"
 #include "app/cli/PipelineReports.h"
+#include "app/cli/ReduceReports.h"
 #include "app/cli/Reports.h"
 #include "app/workbench/Bisect.h"
 #include "app/workbench/Compare.h"
 #include "app/workbench/Emit.h"
 #include "app/workbench/Inputs.h"
+#include "app/workbench/Reduce.h"
+#include "app/workbench/Reproducer.h"
 #include "app/workbench/Run.h"
 #include "app/workbench/Session.h"
 #include "codegen/llvm/ObjectEmitter.h"
@@ -21,6 +24,7 @@
 #include "core/Npy.h"
 #include "core/text/IrPrinter.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -31,10 +35,6 @@ namespace {
 /// Options of later issues that this build does not carry out yet.
 std::vector<std::string> unavailableOptions(const CliOptions& o) {
   std::vector<std::string> names;
-  if (!o.reduce.empty())
-    names.push_back("--reduce");
-  if (!o.replay.empty())
-    names.push_back("--replay");
   if (o.fuzz)
     names.push_back("--fuzz");
   return names;
@@ -110,6 +110,10 @@ public:
       m_err << "error: not available in this build yet: " << list << "\n";
       return 2;
     }
+    if (!m_o.replay.empty())
+      return replay();
+    if (m_o.withoutFaults)
+      return fail(Error("--without-faults goes with --replay FILE.fbir"), 2);
     if (m_o.model.empty()) {
       m_err << "error: no model given (usage: fusebox-opt MODEL [options]; see --help)\n";
       return 2;
@@ -219,6 +223,17 @@ public:
       exitCode = std::max(exitCode, *code);
       reported = true;
     }
+    if (!m_o.reduce.empty()) {
+      auto code = reduceAndReport(json);
+      if (!code.ok()) {
+        Error e = code.error();
+        if (e.kind() == ErrorKind::SymbolicShape)
+          return fail(Error(e.message() + dimHint(*m_session.graph(0)), e.kind()));
+        return fail(e);
+      }
+      exitCode = std::max(exitCode, *code);
+      reported = true;
+    }
     if (m_o.run || m_o.compare || m_o.bench || !m_o.profile.empty()) {
       auto code = runAndReport(result, json);
       if (!code.ok())
@@ -293,6 +308,76 @@ private:
     else
       m_out << bisectText(report, m_o.backend, reproduceCommand(report));
     return report.mismatch ? 1 : 0;
+  }
+
+  /// --reduce FILE: reduces the imported model under the pass applications that ran (their
+  /// steps as recorded, so --disable-pass and --pass-limit count), on --backend at --tolerance,
+  /// writes the reproducer and prints the report. Returns the exit code: 1, the reproducer
+  /// fails, as the model did.
+  Expected<int> reduceAndReport(JsonWriter& json) {
+    if (std::filesystem::path(m_o.reduce).extension() != ".fbir")
+      return makeError("--reduce expects a .fbir file name, got '", m_o.reduce, "'");
+    if (m_o.rewriteLimit)
+      return makeError("--reduce cannot keep --rewrite-limit (a reproducer holds whole pass "
+                       "applications): reduce the pipeline without it");
+    workbench::ReduceSettings settings;
+    for (const Snapshot& s : m_session.snapshots()) {
+      if (!s.record)
+        continue;
+      FB_ASSIGN_OR_RETURN(std::vector<PipelineStep> step, parsePipeline(s.record->step));
+      settings.check.pipeline.insert(settings.check.pipeline.end(), step.begin(), step.end());
+    }
+    settings.check.run = m_settings;
+    settings.check.tolerance = m_tolerance;
+    const Graph& model = *m_session.graph(0);
+    FB_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, inputsFor(model));
+    FB_ASSIGN_OR_RETURN(workbench::ReduceReport report,
+                        workbench::reduceFailure(model, inputs, settings));
+    workbench::Reproducer repro;
+    repro.graph = report.reduced;
+    repro.inputs = report.inputs;
+    repro.check = settings.check;
+    repro.faults = enabledFaults();
+    repro.origin = "reduced from " + std::filesystem::path(m_o.model).filename().string() + ": " +
+                   std::to_string(report.nodesBefore) + " -> " +
+                   std::to_string(report.nodesAfter) + " nodes";
+    FB_ASSIGN_OR_RETURN(std::vector<std::string> inputFiles,
+                        workbench::writeReproducer(m_o.reduce, repro));
+    if (m_o.json)
+      writeReduceJson(json, report, m_o.backend, m_o.reduce, inputFiles);
+    else
+      m_out << reduceText(report, m_o.backend, m_o.reduce, inputFiles);
+    return 1;
+  }
+
+  /// --replay FILE: reads the reproducer and re-runs its check with its faults (none with
+  /// --without-faults) and any --inject-fault on. Exit 1 when it still fails, 0 when it passes.
+  int replay() {
+    if (!m_o.model.empty())
+      return fail(Error("--replay takes no MODEL (the reproducer holds the graph), got '" +
+                        m_o.model + "'"),
+                  2);
+    auto repro = workbench::readReproducer(m_o.replay);
+    if (!repro.ok())
+      return fail(repro.error());
+    std::vector<Fault> faults = m_o.withoutFaults ? std::vector<Fault>{} : repro->faults;
+    for (Fault f : enabledFaults()) // --inject-fault on the command line adds to them
+      if (std::find(faults.begin(), faults.end(), f) == faults.end())
+        faults.push_back(f);
+    repro->faults = faults;
+    auto report = workbench::replayReproducer(*repro);
+    if (!report.ok())
+      return fail(report.error().withContext(m_o.replay));
+    if (m_o.json) {
+      JsonWriter w;
+      w.beginObject();
+      writeReplayJson(w, m_o.replay, *repro, *report);
+      w.endObject();
+      m_out << w.str() << "\n";
+    } else {
+      m_out << replayText(m_o.replay, *repro, *report);
+    }
+    return report->outcome.mismatch ? 1 : 0;
   }
 
   /// The fusebox-opt command that stops the pipeline in the failing state and compares it.
