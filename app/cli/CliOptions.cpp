@@ -242,7 +242,8 @@ Running
   --bench N                N timed runs after warm-up
   --threads N              worker threads for the cpu backend
   --profile FILE.json      per-kernel profile as Chrome trace JSON, and a per-kernel table
-  --schedule SPEC          cpu: schedule overrides by kernel, 'k3:tile=32x64,vectorize=8;k5:none'
+  --schedule SPEC          schedule overrides by kernel, 'k3:tile=32x64,vectorize=8;k5:none';
+                           gpu: 'k3:block=128,regtile=2'
   --llvm-opt N             cpu: LLVM optimization level 0..3 (default 3)
   --no-gemm                cpu: compile MatMul/Gemm/Conv from loop nests, not the GEMM generator
 
