@@ -132,7 +132,8 @@ Value* GraphBuilder::op(OpKind kind, const std::vector<Value*>& inputs, AttrMap 
 }
 
 void GraphBuilder::offer(Value* v) {
-  if (v && v->type().dtype == DType::F32 && v->type().isStatic() &&
+  // Scalars stay out: most generators pick an axis, and rank 0 has none.
+  if (v && v->type().dtype == DType::F32 && v->type().isStatic() && v->type().rank() >= 1 &&
       v->type().numElements().value_or(0) > 0 &&
       v->type().numElements().value_or(0) <= m_options.maxElements * 4)
     m_pool.push_back(v);

@@ -132,7 +132,7 @@ bool genBinary(GraphBuilder& b) {
   if (!y)
     return false;
   std::vector<Value*> in = {x, y};
-  if (b.coin(0.5))
+  if (k != OpKind::Div && b.coin(0.5)) // the divisor stays the guarded operand
     std::swap(in[0], in[1]);
   if ((k == OpKind::Sum || k == OpKind::Mean || k == OpKind::Max) && b.coin(0.3))
     in.push_back(b.constScalar(float(b.uniform(-1, 1))));
@@ -671,7 +671,7 @@ const std::vector<OpGenerator>& opGenerators() {
       {"depth-space", 1, genDepthSpace},
       {"cumsum", 1, genCumSum},
       {"qdq", 2, genQdq},
-      {"qlinear", 2, genQLinear},
+      {"qlinear", 1, genQLinear},
   };
   return generators;
 }

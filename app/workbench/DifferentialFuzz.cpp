@@ -29,9 +29,15 @@ std::vector<Backend> availableBackends() {
   return all;
 }
 
-/// The first line of a message, for grouping refusals.
+/// The first line of a message without the node's id ("#9 (QLinearConv): ..." becomes
+/// "QLinearConv: ..."), for grouping refusals.
 std::string firstLine(const std::string& s) {
   std::string line = s.substr(0, s.find('\n'));
+  if (line.rfind("#", 0) == 0 && line.find(" (") != std::string::npos) {
+    size_t open = line.find(" ("), close = line.find(')', open);
+    if (close != std::string::npos)
+      line = line.substr(open + 2, close - open - 2) + line.substr(close + 1);
+  }
   return line.size() > 160 ? line.substr(0, 157) + "..." : line;
 }
 
