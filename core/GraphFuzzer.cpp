@@ -35,7 +35,14 @@ int64_t GraphBuilder::elements(const std::vector<int64_t>& sizes) {
   return n;
 }
 
-Value* GraphBuilder::pick() { return m_pool.empty() ? nullptr : choose(m_pool); }
+Value* GraphBuilder::pick() {
+  // Now and then the value picked last time again: sibling ops on one operand are what CSE and
+  // fusion of multi-consumer values work on.
+  if (m_lastPick && coin(0.2))
+    return m_lastPick;
+  m_lastPick = m_pool.empty() ? nullptr : choose(m_pool);
+  return m_lastPick;
+}
 
 std::vector<int64_t> GraphBuilder::randomShape(size_t rank) {
   std::vector<int64_t> sizes;

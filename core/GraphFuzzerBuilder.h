@@ -77,6 +77,7 @@ private:
   SeededRandom m_rng;
   std::unique_ptr<Graph> m_graph;
   std::vector<Value*> m_pool;
+  Value* m_lastPick = nullptr; // not owned
   int m_inputs = 0;
   int m_constants = 0;
   std::optional<Error> m_failed;

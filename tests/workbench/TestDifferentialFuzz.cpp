@@ -66,6 +66,24 @@ private Q_SLOTS:
     QVERIFY(clean->findings.empty());
   }
 
+  /// Pass faults show on the interpreter alone (the optimized graph interpreted), never at O0,
+  /// which runs no pass.
+  void findsPassFaultsOnInterpreter() {
+    for (Fault fault : {Fault::CanonicalizeDropsTranspose, Fault::CseIgnoresAttributes,
+                        Fault::FoldBatchNormEpsilon}) {
+      ScopedFaults on({fault});
+      FuzzSettings s;
+      s.graphs = 300;
+      s.seed = 1;
+      s.backends = {Backend::Interpreter};
+      auto r = fuzzDifferential(s);
+      QVERIFY(r.ok());
+      QVERIFY2(r->count(FindingKind::Mismatch) > 0, faultInfo(fault).name);
+      for (const FuzzFinding& f : r->findings)
+        QVERIFY(f.level != "O0");
+    }
+  }
+
   /// Bad settings are errors, not crashes.
   void badSettings() {
     FuzzSettings s;
