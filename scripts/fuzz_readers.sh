@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:?usage: scripts/fuzz_readers.sh SECONDS [TARGET...]}"
 shift
 BUILD_DIR="${FUSEBOX_FUZZ_BUILD_DIR:-build-fuzz}"
-for tool in clang-19 clang++-19; do
+for tool in clang++-19; do
   command -v "$tool" >/dev/null || { echo "error: $tool not found (apt-get install clang-19 libclang-rt-19-dev)" >&2; exit 2; }
 done
 ls /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
@@ -29,7 +29,7 @@ fi
 LAUNCHER=()
 command -v ccache >/dev/null && LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFUSEBOX_FUZZ=ON \
-      -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 -DFUSEBOX_BUILD_GUI=OFF \
+      -DCMAKE_CXX_COMPILER=clang++-19 -DFUSEBOX_BUILD_GUI=OFF \
       "${LAUNCHER[@]}" >/dev/null
 nice -n 10 ninja -C "$BUILD_DIR" -j"${FUSEBOX_FUZZ_JOBS:-2}" "${TARGETS[@]}"
 
