@@ -14,8 +14,20 @@ namespace {
 constexpr int kMaxInputs = 4;
 } // namespace
 
+namespace {
+/// SplitMix64's finalizer: a bijection that scatters consecutive seeds. SplitMix64 started at
+/// `seed * golden` would make seed s+1's stream seed s's shifted by one draw, and consecutive
+/// graphs near copies of each other.
+uint64_t scatterSeed(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+} // namespace
+
 GraphBuilder::GraphBuilder(uint64_t seed, const GraphFuzzOptions& options)
-    : m_options(options), m_rng(seed * 0x9E3779B97F4A7C15ull + 0x5851F42D4C957F2Dull),
+    : m_options(options), m_rng(scatterSeed(seed)),
       m_graph(std::make_unique<Graph>("fuzz")) {}
 
 int64_t GraphBuilder::randInt(int64_t lo, int64_t hi) {
