@@ -50,6 +50,10 @@ int64_t GraphBuilder::elements(const std::vector<int64_t>& sizes) {
 Value* GraphBuilder::pick() {
   // Now and then the value picked last time again: sibling ops on one operand are what CSE and
   // fusion of multi-consumer values work on.
+  if (m_pinned && m_pinCount > 0) {
+    --m_pinCount;
+    return m_pinned;
+  }
   if (m_lastPick && coin(0.2))
     return m_lastPick;
   m_lastPick = m_pool.empty() ? nullptr : choose(m_pool);

@@ -39,6 +39,11 @@ public:
   int64_t maxElements() const { return m_options.maxElements; }
   /// A random pool value, or nullptr when the pool is empty.
   Value* pick();
+  /// Makes the next `count` pick()s return `v` (sibling ops on one operand).
+  void pin(Value* v, int count) {
+    m_pinned = v;
+    m_pinCount = count;
+  }
   /// A random pool value satisfying `pred`, or nullptr.
   template <typename Pred> Value* pickWhere(Pred pred) {
     std::vector<Value*> ok;
@@ -78,6 +83,8 @@ private:
   std::unique_ptr<Graph> m_graph;
   std::vector<Value*> m_pool;
   Value* m_lastPick = nullptr; // not owned
+  Value* m_pinned = nullptr;   // not owned
+  int m_pinCount = 0;
   int m_inputs = 0;
   int m_constants = 0;
   std::optional<Error> m_failed;

@@ -636,6 +636,21 @@ bool genQLinear(GraphBuilder& b) {
   return offered(b, y ? b.op(OpKind::DequantizeLinear, {y, yScale, yZp}) : nullptr);
 }
 
+/// Two ops of one kind on one operand, with attributes drawn independently: the pattern CSE must
+/// merge only when the attributes agree, and fusion must handle as a multi-consumer value.
+bool genSiblings(GraphBuilder& b) {
+  static const std::vector<bool (*)(GraphBuilder&)> gens = {
+      genSoftmax, genReduce, genSlice, genGather, genFlatten, genPad, genCumSum, genUnary};
+  Value* x = b.pick();
+  auto gen = b.choose(gens);
+  b.pin(x, 1);
+  bool first = gen(b);
+  b.pin(x, 1);
+  bool second = gen(b);
+  b.pin(nullptr, 0);
+  return first || second;
+}
+
 } // namespace
 
 const std::vector<OpGenerator>& opGenerators() {
@@ -672,6 +687,7 @@ const std::vector<OpGenerator>& opGenerators() {
       {"cumsum", 1, genCumSum},
       {"qdq", 2, genQdq},
       {"qlinear", 1, genQLinear},
+      {"siblings", 3, genSiblings},
   };
   return generators;
 }
