@@ -122,6 +122,7 @@ Expected<CliOptions> parseCliOptions(int argc, char** argv) {
       o.run = true;
     } else if (a == "--backend") {
       FB_TRY(str(o.backend));
+      o.backendGiven = true;
     } else if (a == "--inputs") {
       FB_ASSIGN_OR_RETURN(std::string v, value());
       o.inputs = splitList(v);
@@ -192,6 +193,10 @@ Expected<CliOptions> parseCliOptions(int argc, char** argv) {
       o.listFaults = true;
     } else if (a == "--fuzz") {
       FB_TRY(integer(o.fuzz));
+      if (*o.fuzz < 1 || *o.fuzz > 100000000)
+        return makeError("option --fuzz expects a number of graphs >= 1, got ", *o.fuzz);
+    } else if (a == "--fuzz-out") {
+      FB_TRY(str(o.fuzzOut));
     } else if (!a.empty() && a[0] == '-' && a != "-") {
       return makeError("unknown option '", a, "' (see --help)");
     } else if (o.model.empty()) {
@@ -268,7 +273,11 @@ Debugging
   --replay FILE.fbir       re-run a reproducer: its pipeline, backend, tolerance, faults and
                            inputs (no MODEL); exit 1 when it still fails, 0 when it passes
   --without-faults         --replay with the reproducer's recorded faults off
-  --fuzz N                 (not in this build yet)
+  --fuzz N                 N random valid graphs (no MODEL) through every -O level, each run
+                           on --backend (default: interp, cpu, and gpu where available) and
+                           compared with the interpreter; graph i from seed --seed + i; one
+                           line per finding, then a summary; exit 1 on findings
+  --fuzz-out DIR           --fuzz: write each finding's graph (.fbir) and inputs (.npy) here
 
 Every report option also takes --json (one JSON object on stdout).
 Errors go to stderr prefixed 'error:' and exit non-zero.

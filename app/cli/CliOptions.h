@@ -46,6 +46,8 @@ struct CliOptions {
   // Running.
   bool run = false;
   std::string backend = "interp";
+  /// True when --backend was given (--fuzz then checks that backend, else every available one).
+  bool backendGiven = false;
   std::vector<std::string> inputs;
   std::optional<uint64_t> seed;
   std::string outputDir;
@@ -78,6 +80,8 @@ struct CliOptions {
   std::vector<std::string> injectFaults;
   bool listFaults = false;
   std::optional<int64_t> fuzz;
+  /// Where --fuzz writes the reproducers of its findings (--fuzz-out DIR).
+  std::string fuzzOut;
 
   /// Options given that this build does not implement yet, for a clear error.
   std::vector<std::string> notImplemented;

@@ -4,12 +4,14 @@
 #include "app/cli/OptDriver.h"
 #include "app/cli/CliSettings.h"
 #include "app/cli/DebugReports.h"
+#include "app/cli/FuzzReports.h"
 #include "app/cli/MemoryReports.h"
 #include "app/cli/PipelineReports.h"
 #include "app/cli/ReduceReports.h"
 #include "app/cli/Reports.h"
 #include "app/workbench/Bisect.h"
 #include "app/workbench/Compare.h"
+#include "app/workbench/DifferentialFuzz.h"
 #include "app/workbench/Emit.h"
 #include "app/workbench/Inputs.h"
 #include "app/workbench/Reduce.h"
@@ -31,14 +33,6 @@
 namespace fb::cli {
 
 namespace {
-
-/// Options of later issues that this build does not carry out yet.
-std::vector<std::string> unavailableOptions(const CliOptions& o) {
-  std::vector<std::string> names;
-  if (o.fuzz)
-    names.push_back("--fuzz");
-  return names;
-}
 
 std::string sanitizeFileName(const std::string& name) {
   std::string s;
@@ -102,18 +96,12 @@ public:
       }
       return 0;
     }
-    std::vector<std::string> unavailable = unavailableOptions(m_o);
-    if (!unavailable.empty()) {
-      std::string list;
-      for (const auto& n : unavailable)
-        list += (list.empty() ? "" : ", ") + n;
-      m_err << "error: not available in this build yet: " << list << "\n";
-      return 2;
-    }
     if (!m_o.replay.empty())
       return replay();
     if (m_o.withoutFaults)
       return fail(Error("--without-faults goes with --replay FILE.fbir"), 2);
+    if (m_o.fuzz)
+      return fuzzAndReport();
     if (m_o.model.empty()) {
       m_err << "error: no model given (usage: fusebox-opt MODEL [options]; see --help)\n";
       return 2;
@@ -292,6 +280,50 @@ private:
     if (!inputs.ok() && !m_o.inputs.empty())
       return inputs.error().withContext("--inputs");
     return inputs;
+  }
+
+  /// --fuzz N: draws N random graphs and checks each on every -O level and backend through the
+  /// workbench, printing one line per finding as it happens and the summary. Exit 1 on findings.
+  int fuzzAndReport() {
+    if (!m_o.model.empty())
+      return fail(Error("--fuzz draws its own graphs: give no MODEL"), 2);
+    workbench::FuzzSettings fuzz;
+    fuzz.graphs = *m_o.fuzz;
+    fuzz.seed = m_o.seed.value_or(0);
+    fuzz.outputDir = m_o.fuzzOut;
+    auto compile = compileSettingsFrom(m_o);
+    if (!compile.ok())
+      return fail(compile.error(), 2);
+    fuzz.compile = *compile;
+    auto tolerance = toleranceFrom(m_o);
+    if (!tolerance.ok())
+      return fail(tolerance.error(), 2);
+    fuzz.tolerance = *tolerance;
+    if (m_o.backendGiven) {
+      auto backend = workbench::backendFromName(m_o.backend);
+      if (!backend)
+        return fail(makeError("--backend expects interp, cpu or gpu, got '", m_o.backend, "'"), 2);
+      // The interpreter on the optimized graph tells a pass bug from a codegen bug.
+      fuzz.backends = {workbench::Backend::Interpreter};
+      if (*backend != workbench::Backend::Interpreter)
+        fuzz.backends.push_back(*backend);
+    }
+    auto report = workbench::fuzzDifferential(fuzz, [this](const workbench::FuzzFinding& f) {
+      if (!m_o.json)
+        m_out << f.str() << std::endl;
+    });
+    if (!report.ok())
+      return fail(report.error(), report.error().isUnsupported() ? 2 : 1);
+    if (m_o.json) {
+      JsonWriter w;
+      w.beginObject();
+      writeFuzzJson(w, *report, fuzz.seed);
+      w.endObject();
+      m_out << w.str() << "\n";
+    } else {
+      m_out << fuzzSummaryText(*report, fuzz.seed);
+    }
+    return report->findings.empty() ? 0 : 1;
   }
 
   /// --bisect: bisects the session's snapshots on --backend through the workbench and prints

@@ -346,14 +346,24 @@ Expected<std::vector<GpuLaunch>> gpuLaunchesOf(const Kernel& kernel, size_t kern
     nests.push_back(kernel.body);
   std::vector<GpuLaunch> launches;
   for (size_t i = 0; i < nests.size(); ++i) {
+    StmtPtr scheduled = scheduleNestForGpu(nests[i], options);
+    int64_t threads = 1;
+    scheduled->extent->isIntConst(&threads);
+    // Consecutive nests that each run on one thread run one after the other on that thread:
+    // the same order as separate launches, in one (a Split into 3,000 single values is then
+    // one kernel, not 3,000).
+    if (threads == 1 && !launches.empty() && launches.back().threads == 1) {
+      auto merged = std::make_shared<Stmt>(*launches.back().code.body);
+      merged->body = block({merged->body, scheduled->body});
+      launches.back().code.body = merged;
+      continue;
+    }
     GpuLaunch launch;
     launch.kernel = kernelIndex;
     launch.code = kernel;
     launch.code.gemm.reset();
     launch.code.name = nests.size() == 1 ? kernel.name : kernel.name + "_s" + std::to_string(i);
-    launch.code.body = scheduleNestForGpu(nests[i], options);
-    int64_t threads = 1;
-    launch.code.body->extent->isIntConst(&threads);
+    launch.code.body = scheduled;
     launch.threads = std::max<int64_t>(threads, 1);
     int64_t block = std::min<int64_t>(options.blockSize, (launch.threads + 31) / 32 * 32);
     launch.blockSize = unsigned(block);

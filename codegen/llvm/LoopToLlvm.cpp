@@ -302,6 +302,8 @@ int64_t straightLineStores(const StmtPtr& s) {
   case Stmt::Kind::For:
     if (s->forKind == ForKind::Unrolled && s->extent && s->extent->kind == Expr::Kind::IntImm)
       n = std::min(s->extent->intValue, kMaxStraightLineStores + 1) * straightLineStores(s->body);
+    else if (s->forKind == ForKind::GpuThreads) // each thread's body is one straight run
+      n = straightLineStores(s->body);
     break;
   case Stmt::Kind::Block:
     for (const StmtPtr& c : s->stmts)
