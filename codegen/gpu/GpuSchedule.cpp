@@ -244,9 +244,13 @@ StmtPtr mapChainToThreads(const std::vector<const Stmt*>& chain, StmtPtr body,
     threads *= d.extent;
     dims.push_back(d);
   }
-  // The two dims whose tiles share the most loads, inner ones first on ties.
+  // The two dims whose tiles share the most loads, inner ones first on ties. Only a body with a
+  // loop (a reduction) is tiled: there the shared loads repeat on every trip; an elementwise
+  // body would only trade a load for registers.
+  bool hasLoop = false;
+  forEachStmt(body, [&](const Stmt& x) { hasLoop |= x.kind == Stmt::Kind::For; });
   std::vector<std::pair<int, size_t>> scored;
-  for (size_t i = 0; i < dims.size(); ++i)
+  for (size_t i = 0; i < dims.size() && hasLoop; ++i)
     if (int n = sharedLoads(body, dims[i].var); n > 0)
       scored.emplace_back(n, i);
   std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
