@@ -10,6 +10,7 @@
 #include "app/workbench/IrText.h"
 #include "app/workbench/NodeInspection.h"
 #include "core/ModelIO.h"
+#include "passes/PassRegistry.h"
 
 #include <QtConcurrent/QtConcurrent>
 
@@ -204,6 +205,29 @@ bool Coordinator::setPipeline(const QString& text) {
     return false;
   }
   refresh();
+  return true;
+}
+
+bool Coordinator::applyStep(const QString& stepText) {
+  if (!m_session.hasModel()) {
+    Q_EMIT message(tr("Open a model first."), /*error=*/true);
+    return false;
+  }
+  if (isBusy()) {
+    Q_EMIT message(tr("A pass is running; apply %1 when it has finished.").arg(stepText),
+                   /*error=*/true);
+    return false;
+  }
+  Expected<std::vector<PipelineStep>> steps = parsePipeline(stepText.trimmed().toStdString());
+  if (!steps.ok() || steps.value().size() != 1) {
+    Q_EMIT message(steps.ok() ? tr("'%1' is not one pipeline step").arg(stepText)
+                              : qs(steps.error().message()),
+                   /*error=*/true);
+    return false;
+  }
+  m_session.insertStep(m_session.currentIndex(), steps.value().front());
+  refresh();
+  step();
   return true;
 }
 

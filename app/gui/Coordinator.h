@@ -74,6 +74,10 @@ public:
   void openGraph(std::unique_ptr<Graph> graph, const QString& displayName);
   /// Sets the pipeline from a string ("canonicalize,fuse" or "O2"); false and a message on error.
   bool setPipeline(const QString& text);
+  /// Inserts `stepText` ("quantize{samples=8}") into the pipeline right after the current
+  /// snapshot (dropping the snapshots computed after it) and runs it; false and a message when
+  /// the step does not parse, no model is loaded or a pass is running.
+  bool applyStep(const QString& stepText);
   /// True from the start of a pass step until its result was handled (committed or dropped).
   bool isBusy() const { return m_job.has_value(); }
   NodeId selectedNode() const { return m_selected; }

@@ -2,6 +2,7 @@
 #include "app/gui/MainWindow.h"
 
 #include "app/gui/CodeDocks.h"
+#include "app/gui/CompressionDocks.h"
 #include "app/gui/Coordinator.h"
 #include "app/gui/DiffView.h"
 #include "app/gui/DockManager.h"
@@ -138,6 +139,8 @@ MainWindow::MainWindow(bool persistent, QWidget* parent)
   m_runs = new RunController(this);
   m_runProfile = new RunProfileDocks(this, *m_docks, m_coordinator, m_graph, m_docks->dock("timeline"));
   m_codeDocks = new CodeDocks(this, m_docks.get(), m_coordinator, irDock, timelineDock);
+  m_compression = new CompressionDocks(this, *m_docks, m_coordinator, m_graph,
+                                       m_runProfile->profileView(), m_docks->dock("profile"));
 
   buildMenus();
   wireActions();
@@ -190,6 +193,15 @@ void MainWindow::buildMenus() {
   passes->addAction(m_actions.back);
   passes->addAction(m_actions.forward);
   passes->addAction(m_actions.reset);
+  passes->addSeparator();
+  QAction* quantize = passes->addAction(tr("&Quantize\u2026"));
+  quantize->setObjectName("action.quantize");
+  connect(quantize, &QAction::triggered, this,
+          [this] { m_compression->configureAndApply(QStringLiteral("quantize")); });
+  QAction* prune = passes->addAction(tr("P&rune\u2026"));
+  prune->setObjectName("action.prune");
+  connect(prune, &QAction::triggered, this,
+          [this] { m_compression->configureAndApply(QStringLiteral("prune")); });
   passes->addSeparator();
   passes->addAction(m_actions.cancel);
   QMenu* run = menuBar()->addMenu(tr("&Run"));

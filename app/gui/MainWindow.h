@@ -21,6 +21,7 @@ class QToolButton;
 namespace fb::gui {
 
 class CodeDocks;
+class CompressionDocks;
 class Coordinator;
 class DiffView;
 class DockManager;
@@ -81,6 +82,8 @@ public:
   DockManager* docks() const { return m_docks.get(); }
   /// The code view and the schedule editor with their controllers.
   CodeDocks* codeDocks() const { return m_codeDocks; }
+  /// The quantize & prune dock.
+  CompressionDocks* compression() const { return m_compression; }
   QLineEdit* searchField() const { return m_search; }
   /// Runs a search as the search bar does; returns the number of matches.
   int search(const QString& text);
@@ -112,6 +115,7 @@ private:
   RunController* m_runs = nullptr;
   RunProfileDocks* m_runProfile = nullptr;
   CodeDocks* m_codeDocks = nullptr;
+  CompressionDocks* m_compression = nullptr;
   GraphView* m_graph = nullptr;
   PipelinePanel* m_pipeline = nullptr;
   InspectorView* m_inspector = nullptr;

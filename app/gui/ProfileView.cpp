@@ -1,7 +1,9 @@
 // The profile view's controls, tables, timeline and roofline.
 #include "app/gui/ProfileView.h"
+
 #include "app/gui/ProfileModels.h"
 #include "app/gui/RectChart.h"
+#include "app/gui/ReportTable.h"
 #include "app/gui/RooflineChart.h"
 #include "app/gui/graph/OpColors.h"
 
@@ -33,19 +35,6 @@ namespace fb::gui {
 namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
-
-QTableView* makeTable(QAbstractItemModel* model) {
-  auto* t = new QTableView;
-  t->setModel(model);
-  t->setSortingEnabled(true);
-  t->setSelectionBehavior(QAbstractItemView::SelectRows);
-  t->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  t->verticalHeader()->hide();
-  t->setWordWrap(false);
-  t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  t->horizontalHeader()->setStretchLastSection(true);
-  return t;
-}
 
 /// The fill of a kernel in the timeline: the graph view's colour of the op it computes (a
 /// fused group's colour when it computes several).
@@ -126,7 +115,7 @@ ProfileView::ProfileView(QWidget* parent) : QWidget(parent) {
   m_proxy->setSortRole(Qt::UserRole);
   m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
   m_proxy->setFilterKeyColumn(-1); // any column: kernel, op or node names
-  m_table = makeTable(m_proxy);
+  m_table = makeReportTable(m_proxy, /*sortable=*/true);
   m_table->setObjectName("kernelTable");
   m_table->sortByColumn(KernelProfileModel::TimeMs, Qt::DescendingOrder);
   m_timeline = new RectChart;
@@ -174,7 +163,7 @@ ProfileView::ProfileView(QWidget* parent) : QWidget(parent) {
   auto* compareProxy = new QSortFilterProxyModel(this);
   compareProxy->setSourceModel(m_compare);
   compareProxy->setSortRole(Qt::UserRole);
-  m_compareTable = makeTable(compareProxy);
+  m_compareTable = makeReportTable(compareProxy, /*sortable=*/true);
   m_compareTable->setObjectName("profileCompareTable");
   m_compareTable->sortByColumn(ProfileCompareModel::SavedMs, Qt::DescendingOrder);
   sl->addWidget(m_compareTable, 1);

@@ -11,6 +11,7 @@
 #include "app/gui/RooflineChart.h"
 #include "app/gui/RunController.h"
 #include "app/gui/RunPanel.h"
+#include "app/gui/ScreenshotSupport.h"
 #include "app/gui/graph/GraphView.h"
 
 #include <QApplication>
@@ -26,41 +27,6 @@
 #include <QTransform>
 
 namespace fb::gui {
-
-namespace {
-
-/// Processes events until `signal` of `sender` fires or `timeoutMs` pass; false on timeout.
-template <typename Sender, typename Signal>
-bool waitFor(Sender* sender, Signal signal, int timeoutMs) {
-  QEventLoop loop;
-  bool fired = false;
-  QObject::connect(sender, signal, &loop, [&] {
-    fired = true;
-    loop.quit();
-  });
-  QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
-  loop.exec();
-  return fired;
-}
-
-/// Shows `dock` floating at `size` so its picture is readable, and puts it back afterwards.
-class FloatedDock {
-public:
-  FloatedDock(QDockWidget* dock, QSize size) : m_dock(dock), m_wasFloating(dock->isFloating()) {
-    m_dock->show();
-    m_dock->setFloating(true);
-    m_dock->resize(size);
-    m_dock->raise();
-    QApplication::processEvents();
-  }
-  ~FloatedDock() { m_dock->setFloating(m_wasFloating); }
-
-private:
-  QDockWidget* m_dock;
-  bool m_wasFloating;
-};
-
-} // namespace
 
 QStringList RunProfileDocks::saveScreenshots(const QString& dir, QString* error) {
   QStringList written;

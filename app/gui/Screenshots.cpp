@@ -2,6 +2,7 @@
 #include "app/gui/MainWindow.h"
 
 #include "app/gui/CodeDocks.h"
+#include "app/gui/CompressionDocks.h"
 #include "app/gui/Coordinator.h"
 #include "app/gui/DiffView.h"
 #include "app/gui/InspectorView.h"
@@ -162,6 +163,11 @@ QStringList MainWindow::saveScreenshots(const QString& dir, QString* error) {
   if (code.isEmpty())
     return {};
   written << code;
+  // The report of the latest quantize or prune step (or what the dock offers without one).
+  const QStringList compression = m_compression->saveScreenshots(dir, error);
+  if (compression.isEmpty())
+    return {};
+  written << compression;
   return written;
 }
 

@@ -781,10 +781,13 @@ private Q_SLOTS:
     QString error;
     const QStringList files = w.saveScreenshots(dir.path(), &error);
     QVERIFY2(!files.isEmpty(), qPrintable(error));
-    for (const char* name : {"window.png", "graph.png", "pipeline.png", "inspector.png", "timeline.png",
-                             "ir.png", "diff.png", "memory.png", "run.png", "profile.png",
-                             "roofline.png", "profile-savings.png", "graph-time.png",
-                             "window-profile.png"}) {
+    for (const char* name : {"window.png",     "graph.png",          "pipeline.png",
+                             "inspector.png",  "timeline.png",       "ir.png",
+                             "diff.png",       "memory.png",         "run.png",
+                             "profile.png",    "roofline.png",       "profile-savings.png",
+                             "graph-time.png", "window-profile.png", "code-loops.png",
+                             "code-llvm.png",  "code-asm.png",       "code-ptx.png",
+                             "schedule.png",   "compression.png",    "graph-compression.png"}) {
       QImage img(dir.filePath(name));
       QVERIFY2(!img.isNull(), name);
       QVERIFY(img.width() > 100 && img.height() > 100);
