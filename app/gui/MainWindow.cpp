@@ -1,6 +1,7 @@
 // The main window: layout of views and docks, menus, status bar, recent files, drag and drop.
 #include "app/gui/MainWindow.h"
 
+#include "app/gui/ChartFonts.h"
 #include "app/gui/CodeDocks.h"
 #include "app/gui/CompressionDocks.h"
 #include "app/gui/Coordinator.h"
@@ -16,6 +17,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QChartView>
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QDragEnterEvent>
@@ -431,6 +433,10 @@ void MainWindow::setPresentationMode(bool on) {
   m_ir->setTextPointSize(points);
   m_diff->setTextPointSize(points);
   m_codeDocks->setTextPointSize(points);
+  // Charts keep the fonts they were made with; set theirs (the docks are the window's children,
+  // floating or not).
+  for (QChartView* chart : findChildren<QChartView*>())
+    setChartPointSize(chart->chart(), points);
   if (on)
     m_graph->zoomIn();
   else

@@ -582,6 +582,14 @@ private Q_SLOTS:
     QVERIFY2(view.visibleBoxCount() < 120, qPrintable(QString::number(view.visibleBoxCount())));
     QVERIFY2(total < 3000, qPrintable(QString::number(total)));
     QVERIFY2(maxStall < 250, qPrintable(QString::number(maxStall)));
+    // It opens as an overview of the whole model, not a zoomed corner.
+    const QRectF visible = view.mapToScene(view.viewport()->rect()).boundingRect();
+    QVERIFY2(visible.adjusted(-2, -2, 2, 2).contains(view.scene()->sceneRect()),
+             qPrintable(QStringLiteral("visible %1x%2 of %3x%4")
+                            .arg(visible.width())
+                            .arg(visible.height())
+                            .arg(view.scene()->sceneRect().width())
+                            .arg(view.scene()->sceneRect().height())));
     maybeSnapshot(view, "stack5000");
 
     // A node deep in layer 7 is inside the collapsed block "layers.7"; expanding reveals it.

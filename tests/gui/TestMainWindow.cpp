@@ -24,20 +24,21 @@
 #include "core/ShapeInference.h"
 #include "core/text/IrPrinter.h"
 
+#include <QAbstractAxis>
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QChart>
+#include <QChartView>
 #include <QDockWidget>
+#include <QElapsedTimer>
+#include <QFile>
 #include <QKeySequence>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListView>
+#include <QListWidget>
 #include <QMenu>
 #include <QMimeData>
-#include <QUrl>
-#include <QElapsedTimer>
-#include <QTimer>
-#include <QFile>
-#include <QLineEdit>
-#include <QListWidget>
 #include <QPlainTextEdit>
 #include <QSettings>
 #include <QSignalSpy>
@@ -46,6 +47,8 @@
 #include <QTextBlock>
 #include <QTextBrowser>
 #include <QTextDocument>
+#include <QTimer>
+#include <QUrl>
 #include <QXmlStreamReader>
 #include <QtTest/QtTest>
 
@@ -701,7 +704,16 @@ private Q_SLOTS:
     QCOMPARE(w.irView()->editor()->font().pointSize(), before + 4);
     QVERIFY(w.irView()->editor()->font().pointSize() > irBefore);
     QTRY_COMPARE(w.inspector()->font().pointSize(), before + 4); // follows the application font
+    // Charts (memory plan, timeline, roofline) keep their own fonts: presentation mode sets them.
+    const QList<QChartView*> charts = w.findChildren<QChartView*>();
+    QVERIFY(charts.size() >= 3);
+    for (QChartView* chart : charts)
+      for (QAbstractAxis* axis : chart->chart()->axes())
+        QCOMPARE(axis->labelsFont().pointSize(), before + 3);
     w.setPresentationMode(false);
+    for (QChartView* chart : charts)
+      for (QAbstractAxis* axis : chart->chart()->axes())
+        QCOMPARE(axis->labelsFont().pointSize(), before - 1);
     QVERIFY(!w.actions().presentation->isChecked());
     QCOMPARE(QApplication::font().pointSize(), before);
   }

@@ -9,6 +9,7 @@
 #include <QPainterPathStroker>
 #include <QStyleOptionGraphicsItem>
 
+#include <algorithm>
 #include <cmath>
 
 namespace fb::gui {
@@ -58,7 +59,7 @@ void NodeItem::setSearchHit(bool hit) {
   }
 }
 
-void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
   painter->setRenderHint(QPainter::Antialiasing);
   const double radius = m_kind == UnitKind::Input || m_kind == UnitKind::Output ? m_box.height() / 2
                         : m_kind == UnitKind::Constant                         ? 2.0
@@ -66,6 +67,23 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget
   QColor fill = m_heat ? heatColor(*m_heat) : m_fill;
   if (m_mark == NodeMark::Removed)
     fill = fill.lighter(115);
+  // Zoomed far out (the overview of a large model) text cannot be read: draw each box as its
+  // colour and its mark or selection outline only, which reads as a map and draws fast.
+  const double lod = option ? option->levelOfDetailFromTransform(painter->worldTransform()) : 1;
+  if (lod < 0.3) {
+    QPen pen(QColor(0x66, 0x66, 0x66), 0); // cosmetic: one pixel at any zoom
+    if (m_mark != NodeMark::None)
+      pen = QPen(markColor(m_mark), 3.0 / std::max(lod, 0.02),
+                 m_mark == NodeMark::Removed ? Qt::DashLine : Qt::SolidLine);
+    if (m_searchHit)
+      pen = QPen(QColor(0xCC, 0x79, 0xA7), 3.0 / std::max(lod, 0.02));
+    if (isSelected())
+      pen = QPen(kSelection, 4.0 / std::max(lod, 0.02));
+    painter->setPen(pen);
+    painter->setBrush(fill);
+    painter->drawRect(m_box);
+    return;
+  }
   // A collapsed block looks like a stack of cards.
   if (m_kind == UnitKind::Block) {
     painter->setPen(QPen(QColor(0x99, 0x99, 0x99), 1));

@@ -239,19 +239,12 @@ void GraphView::Impl::autoFit() {
   const QRectF r = scene.sceneRect();
   if (r.isEmpty())
     return;
-  const QRectF vp = q->viewport()->rect();
-  const double s = std::min(vp.width() / r.width(), vp.height() / r.height());
-  if (s >= 0.55) {
-    q->fitInView(r, Qt::KeepAspectRatio);
-    if (q->transform().m11() > 1.5)
-      q->setTransform(QTransform::fromScale(1.5, 1.5));
-    q->centerOn(r.center());
-  } else {
-    // Too big to read when fitted: start readable at the top (the inputs); the minimap shows
-    // the rest.
-    q->setTransform(QTransform::fromScale(0.85, 0.85));
-    q->centerOn(QPointF(r.center().x(), r.top() + vp.height() / 0.85 / 2));
-  }
+  // The whole model in the window: a large one as an overview (boxes drawn as their colours,
+  // see NodeItem::paint) that the user zooms into; a small one no larger than 1.5x.
+  q->fitInView(r, Qt::KeepAspectRatio);
+  if (q->transform().m11() > 1.5)
+    q->setTransform(QTransform::fromScale(1.5, 1.5));
+  q->centerOn(r.center());
 }
 
 int GraphView::Impl::unitOf(NodeId id) const {
