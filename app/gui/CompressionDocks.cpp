@@ -209,6 +209,20 @@ QStringList CompressionDocks::saveScreenshots(const QString& dir, QString* error
     }
     written << path;
   }
+  // The quantize dialog as a user opens it.
+  if (std::unique_ptr<PassOptionsDialog> dialog = makeDialog(QStringLiteral("quantize"))) {
+    dialog->resize(720, dialog->sizeHint().height());
+    dialog->show();
+    QApplication::processEvents();
+    const QString path = QDir(dir).filePath(QStringLiteral("quantize-dialog.png"));
+    const bool saved = dialog->grab().save(path, "PNG");
+    dialog->close();
+    if (!saved) {
+      *error = tr("cannot write %1").arg(path);
+      return {};
+    }
+    written << path;
+  }
   return written;
 }
 

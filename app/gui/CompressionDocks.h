@@ -52,8 +52,8 @@ public:
   bool isComputing() const { return m_running; }
 
   /// Screenshot mode: waits for the report of the current snapshot and writes compression.png
-  /// and graph-compression.png (the graph coloured by it)
-  /// (the dock floated at a readable size). Returns the files written, or empty and `error`.
+  /// (the dock floated at a readable size), graph-compression.png (the graph coloured by it)
+  /// and quantize-dialog.png. Returns the files written, or empty and `error`.
   QStringList saveScreenshots(const QString& dir, QString* error);
 
 Q_SIGNALS:

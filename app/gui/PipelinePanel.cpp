@@ -1,6 +1,7 @@
 // The pipeline panel's widgets and the signals they emit.
 #include "app/gui/PipelinePanel.h"
 
+#include "app/gui/PassOptionsDialog.h"
 #include "app/gui/PipelineModels.h"
 
 #include <QCompleter>
@@ -58,6 +59,10 @@ PipelinePanel::PipelinePanel(QWidget* parent)
   m_options = new QLineEdit;
   m_options->setPlaceholderText(tr("options of the selected step: key=value,..."));
   m_applyOptions = new QPushButton(tr("Set"));
+  m_optionsDialog = new QPushButton(tr("Options\u2026"));
+  m_optionsDialog->setObjectName("optionsDialogButton");
+  m_optionsDialog->setToolTip(tr("Edit the selected step's options in a form built from the "
+                                 "pass's declared options"));
   m_pipelineText = new QLineEdit;
   m_pipelineText->setObjectName("pipelineText");
   m_pipelineText->setPlaceholderText(tr("or type a pipeline: canonicalize,fold-constants,fuse"));
@@ -102,6 +107,7 @@ PipelinePanel::PipelinePanel(QWidget* parent)
   auto* optRow = new QHBoxLayout;
   optRow->addWidget(m_options, 1);
   optRow->addWidget(m_applyOptions);
+  optRow->addWidget(m_optionsDialog);
   ql->addLayout(optRow);
   ql->addWidget(m_pipelineText);
   auto* controls = new QGridLayout;
@@ -161,6 +167,17 @@ PipelinePanel::PipelinePanel(QWidget* parent)
       Q_EMIT stepOptionsRequested(selectedStep(), m_options->text().trimmed());
   };
   connect(m_applyOptions, &QPushButton::clicked, this, applyOptions);
+  connect(m_optionsDialog, &QPushButton::clicked, this, [this] {
+    const int index = selectedStep();
+    const QString step = m_pipelineList->currentIndex().data(PipelineModel::StepRole).toString();
+    const workbench::PassDescription* pass = m_passModel->find(step.section('{', 0, 0));
+    if (index < 0 || !pass)
+      return;
+    PassOptionsDialog dialog(*pass, this);
+    dialog.setOptions(m_options->text());
+    if (dialog.exec() == QDialog::Accepted)
+      Q_EMIT stepOptionsRequested(index, dialog.optionsText());
+  });
   connect(m_options, &QLineEdit::returnPressed, this, applyOptions);
   connect(m_pipelineText, &QLineEdit::returnPressed, this,
           [this] { Q_EMIT pipelineTextRequested(m_pipelineText->text().trimmed()); });
@@ -267,6 +284,7 @@ void PipelinePanel::updateButtons() {
   m_up->setEnabled(hasStep && selectedStep() > 0 && !m_busy);
   m_down->setEnabled(hasStep && selectedStep() + 1 < m_pipelineModel->rowCount() && !m_busy);
   m_applyOptions->setEnabled(hasStep && !m_busy);
+  m_optionsDialog->setEnabled(hasStep && !m_busy);
   m_add->setEnabled(!m_busy);
   m_step->setEnabled(m_canStep && !m_busy);
   m_run->setEnabled(m_canStep && !m_busy);

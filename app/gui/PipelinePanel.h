@@ -71,6 +71,7 @@ private:
   QPushButton* m_up;
   QPushButton* m_down;
   QPushButton* m_applyOptions;
+  QPushButton* m_optionsDialog;
   QPushButton* m_reset;
   QPushButton* m_back;
   QPushButton* m_step;

@@ -9,6 +9,7 @@
 #include "app/gui/Coordinator.h"
 #include "app/gui/MainWindow.h"
 #include "app/gui/PassOptionsDialog.h"
+#include "app/gui/PipelinePanel.h"
 #include "app/gui/ProfileView.h"
 #include "app/gui/RunProfileDocks.h"
 #include "app/gui/graph/GraphView.h"
@@ -21,6 +22,7 @@
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
+#include <QListView>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -240,6 +242,32 @@ private Q_SLOTS:
     QCOMPARE(w.coordinator()->session().snapshotCount(), size_t(1));
     QVERIFY(!w.coordinator()->applyStep("canonicalize,fuse"));
     QCOMPARE(w.coordinator()->session().pipeline().size(), size_t(0));
+  }
+
+  void pipelinePanelEditsAStepInTheDialog() {
+    MainWindow w(/*persistent=*/false);
+    QVERIFY(w.openFile(sample("small_cnn.onnx")));
+    QVERIFY(w.coordinator()->setPipeline("canonicalize,prune{sparsity=0.2}"));
+    auto* list = w.pipelinePanel()->findChild<QListView*>("pipelineList");
+    QVERIFY(list);
+    list->setCurrentIndex(list->model()->index(1, 0));
+    auto* button = w.pipelinePanel()->findChild<QPushButton*>("optionsDialogButton");
+    QVERIFY(button && button->isEnabled());
+    bool seen = false;
+    QTimer::singleShot(0, [&] {
+      auto* d = qobject_cast<PassOptionsDialog*>(QApplication::activeModalWidget());
+      if (!d)
+        return;
+      seen = true;
+      // It opens on the step's options; change one and apply.
+      QCOMPARE(qobject_cast<QDoubleSpinBox*>(d->field("sparsity"))->value(), 0.2);
+      qobject_cast<QCheckBox*>(d->field("structured"))->setChecked(true);
+      d->accept();
+    });
+    button->click();
+    QVERIFY(seen);
+    QCOMPARE(w.coordinator()->session().pipelineString(),
+             std::string("canonicalize,prune{sparsity=0.2,structured=true}"));
   }
 
   void dialogStartsFromThePipelinesStep() {
