@@ -1,6 +1,8 @@
 // Element copies through per-dimension offset maps, shared by the data-movement ops.
 #include "core/ops/DataCopy.h"
 
+#include "core/MemoryLimit.h"
+
 #include <cstring>
 
 namespace fb {
@@ -64,13 +66,27 @@ void copyLoop(const std::byte* src, std::byte* dst, const std::vector<int64_t>& 
 
 } // namespace
 
+Expected<bool> checkCopyOutput(DType dtype, const std::vector<int64_t>& outSizes) {
+  // The check Tensor::create makes, without allocating.
+  const std::string what = "a tensor of " + TensorType::of(dtype, outSizes).str();
+  auto n = checkedProduct(outSizes);
+  size_t bytes = 0;
+  if (!n || __builtin_mul_overflow(size_t(*n), dtypeSize(dtype), &bytes))
+    return makeError(what, " has a size that overflows 64 bits");
+  FB_TRY(checkAllocation(bytes, what));
+  for (int64_t n : outSizes)
+    if (n == 0)
+      return false;
+  return true;
+}
+
 Expected<Tensor> copyWithOffsets(const Tensor& in, const std::vector<int64_t>& outSizes,
                                  const std::vector<std::vector<int64_t>>& offsets,
                                  const std::byte* fill) {
-  assert(offsets.size() == outSizes.size() && "one offset map per output dim");
   FB_ASSIGN_OR_RETURN(Tensor out, Tensor::create(in.dtype(), outSizes));
   if (out.numElements() == 0)
     return out;
+  assert(offsets.size() == outSizes.size() && "one offset map per output dim");
   for (size_t d = 0; d < outSizes.size(); ++d)
     assert(int64_t(offsets[d].size()) == outSizes[d] && "offset map length must match the dim");
   std::byte* dst = out.mutableRawData();

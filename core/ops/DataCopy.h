@@ -25,6 +25,11 @@ inline constexpr int64_t kOutsideInput = INT64_MIN;
 Expected<Tensor> copyWithOffsets(const Tensor& in, const std::vector<int64_t>& outSizes,
                                  const std::vector<std::vector<int64_t>>& offsets,
                                  const std::byte* fill = nullptr);
+/// Checks, before any offset map is built, that an output of `outSizes` can be allocated (the
+/// maps are as long as its dims: a huge dim must fail here, not in their allocation). Returns
+/// true when the output has elements (the maps are needed), false for an empty output, whose
+/// maps copyWithOffsets does not read.
+Expected<bool> checkCopyOutput(DType dtype, const std::vector<int64_t>& outSizes);
 
 /// Input i's elements as numbers when every one of them is known at compile time (a constant or a
 /// shape value with only static dims); nullopt otherwise.

@@ -419,9 +419,10 @@ Status inferExpand(InferContext& ctx) {
   return Status::success();
 }
 
+using OffsetMaps = std::vector<std::vector<int64_t>>;
+
 /// Offset maps that read `in` broadcast (or tiled, when `tile`) to outSizes.
-std::vector<std::vector<int64_t>> repeatOffsets(const Tensor& in,
-                                                const std::vector<int64_t>& outSizes, bool tile) {
+OffsetMaps repeatOffsets(const Tensor& in, const std::vector<int64_t>& outSizes, bool tile) {
   std::vector<int64_t> strides = in.strides();
   size_t lead = outSizes.size() - in.rank();
   std::vector<std::vector<int64_t>> offsets(outSizes.size());
@@ -443,8 +444,12 @@ Status evalExpand(EvalContext& ctx) {
   if (!outSizes.ok())
     return ctx.error("cannot expand ", in.type().str(), " to ", sizesString(target), ": ",
                      outSizes.error().message());
-  FB_ASSIGN_OR_RETURN(Tensor out,
-                      copyWithOffsets(in, *outSizes, repeatOffsets(in, *outSizes, false)));
+  Expected<bool> needed = checkCopyOutput(in.dtype(), *outSizes);
+  if (!needed.ok())
+    return ctx.error(needed.error().message());
+  FB_ASSIGN_OR_RETURN(
+      Tensor out,
+      copyWithOffsets(in, *outSizes, *needed ? repeatOffsets(in, *outSizes, false) : OffsetMaps{}));
   ctx.setOutput(0, std::move(out));
   return Status::success();
 }
@@ -486,7 +491,12 @@ Status evalTile(EvalContext& ctx) {
     if (__builtin_mul_overflow(in.sizes()[i], reps[i], &outSizes[i]))
       return ctx.error("repeats ", sizesString(reps), " give a size that overflows 64 bits");
   }
-  FB_ASSIGN_OR_RETURN(Tensor out, copyWithOffsets(in, outSizes, repeatOffsets(in, outSizes, true)));
+  Expected<bool> needed = checkCopyOutput(in.dtype(), outSizes);
+  if (!needed.ok())
+    return ctx.error(needed.error().message());
+  FB_ASSIGN_OR_RETURN(
+      Tensor out,
+      copyWithOffsets(in, outSizes, *needed ? repeatOffsets(in, outSizes, true) : OffsetMaps{}));
   ctx.setOutput(0, std::move(out));
   return Status::success();
 }

@@ -449,6 +449,16 @@ Status evalResize(EvalContext& ctx) {
   for (size_t d = 0; d < x.rank(); ++d)
     if (x.sizes()[d] == 0 && plan->outSizes[d] > 0)
       return ctx.error("cannot resize the empty dim ", d, " of ", x.type().str());
+  // Both modes build per-dim tables as long as the output's dims: refuse a size that cannot be
+  // allocated before them, and skip them for an empty output.
+  Expected<bool> needed = checkCopyOutput(x.dtype(), plan->outSizes);
+  if (!needed.ok())
+    return ctx.error(needed.error().message());
+  if (!*needed) {
+    FB_ASSIGN_OR_RETURN(Tensor empty, Tensor::create(x.dtype(), plan->outSizes));
+    ctx.setOutput(0, std::move(empty));
+    return Status::success();
+  }
   if (attrs->mode == ResizeMode::Nearest)
     return evalNearest(ctx, *attrs, *plan);
   return evalLinear(ctx, *attrs, *plan);

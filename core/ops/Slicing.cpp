@@ -622,6 +622,13 @@ Status evalPad(EvalContext& ctx) {
     if (n == 0 && outSizes[d] > 0 && *mode != PadMode::Constant)
       return ctx.error("cannot pad the empty dim ", d, " of ", in.type().str(),
                        " in reflect or edge mode");
+  }
+  Expected<bool> needed = checkCopyOutput(in.dtype(), outSizes);
+  if (!needed.ok())
+    return ctx.error(needed.error().message());
+  for (size_t d = 0; d < rank && *needed; ++d) {
+    const int64_t n = in.sizes()[d];
+    const int64_t before = pads[d];
     offsets[d].resize(size_t(outSizes[d]));
     for (int64_t o = 0; o < outSizes[d]; ++o) {
       int64_t i = o - before;

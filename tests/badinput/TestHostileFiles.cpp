@@ -116,11 +116,24 @@ private Q_SLOTS:
                         "tile.fbir");
     QVERIFY2(g.ok(), g.ok() ? "" : g.error().message().c_str());
     Tensor x(DType::F32, {2, 2});
-    Tensor r = Tensor::fromVector<int64_t>({2}, {int64_t(1) << 40, int64_t(1) << 20});
+    // 4 TiB: past any machine's limit. The refusal comes before Tile builds its index maps (as
+    // long as the output's dims), so even a sanitizer's allocator never sees the size.
+    Tensor r = Tensor::fromVector<int64_t>({2}, {int64_t(1) << 28, int64_t(1) << 10});
     auto result = interpret(**g, {x, r});
     QVERIFY(!result.ok());
     QVERIFY(contains(result.error().message(), "\"tile\""));
     QVERIFY(contains(result.error().message(), "memory"));
+    // A size past 64 bits says so.
+    r = Tensor::fromVector<int64_t>({2}, {int64_t(1) << 40, int64_t(1) << 20});
+    result = interpret(**g, {x, r});
+    QVERIFY(!result.ok());
+    QVERIFY(contains(result.error().message(), "\"tile\""));
+    QVERIFY(contains(result.error().message(), "overflows"));
+    // An empty output with a huge dim is fine (no index maps are built for it).
+    r = Tensor::fromVector<int64_t>({2}, {0, int64_t(1) << 40});
+    result = interpret(**g, {x, r});
+    QVERIFY2(result.ok(), result.ok() ? "" : result.error().message().c_str());
+    QCOMPARE(result->outputs[0].sizes(), (std::vector<int64_t>{0, int64_t(2) << 40}));
   }
 
   void readRegularFileReadsAll() {
