@@ -5,6 +5,7 @@
 #include "app/gui/CodeDocks.h"
 #include "app/gui/CompressionDocks.h"
 #include "app/gui/Coordinator.h"
+#include "app/gui/DebugDocks.h"
 #include "app/gui/DiffView.h"
 #include "app/gui/DockManager.h"
 #include "app/gui/InspectorView.h"
@@ -14,6 +15,7 @@
 #include "app/gui/RunProfileDocks.h"
 #include "app/gui/TimelineView.h"
 #include "app/gui/graph/GraphView.h"
+#include "app/workbench/Reproducer.h"
 
 #include <QAction>
 #include <QApplication>
@@ -143,6 +145,8 @@ MainWindow::MainWindow(bool persistent, QWidget* parent)
   m_codeDocks = new CodeDocks(this, m_docks.get(), m_coordinator, irDock, timelineDock);
   m_compression = new CompressionDocks(this, *m_docks, m_coordinator, m_graph,
                                        m_runProfile->profileView(), m_docks->dock("profile"));
+  m_debug = new DebugDocks(this, *m_docks, m_coordinator, m_graph, m_docks->dock("compression"));
+  connect(m_debug, &DebugDocks::openReproducerRequested, this, &MainWindow::openReproducer);
 
   buildMenus();
   wireActions();
@@ -208,6 +212,8 @@ void MainWindow::buildMenus() {
   passes->addAction(m_actions.cancel);
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(m_actions.runOnCpu);
+  QMenu* debug = menuBar()->addMenu(tr("&Debug"));
+  m_debug->populateMenu(debug);
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(m_actions.about);
 
@@ -608,6 +614,28 @@ bool MainWindow::waitForLayouts(int timeoutMs) {
   }
   QApplication::processEvents();
   return true;
+}
+
+MainWindow* MainWindow::openReproducer(const QString& path) {
+  auto repro = workbench::readReproducer(path.toStdString());
+  if (!repro.ok()) {
+    reportFailure(
+        tr("Cannot open the reproducer: %1").arg(QString::fromStdString(repro.error().message())));
+    return nullptr;
+  }
+  // A new session in its own window, so the model being debugged stays as it is: the reduced
+  // graph with the pipeline that breaks it, ready to step.
+  auto* w = new MainWindow(/*persistent=*/false);
+  w->setAttribute(Qt::WA_DeleteOnClose);
+  if (!w->openFile(path)) {
+    w->deleteLater();
+    return nullptr;
+  }
+  w->coordinator()->setPipeline(
+      QString::fromStdString(workbench::pipelineText(repro->check.pipeline)));
+  w->setWindowTitle(w->windowTitle() + tr(" \u2014 reproducer"));
+  w->show();
+  return w;
 }
 
 } // namespace fb::gui

@@ -22,6 +22,7 @@ namespace fb::gui {
 
 class CodeDocks;
 class CompressionDocks;
+class DebugDocks;
 class Coordinator;
 class DiffView;
 class DockManager;
@@ -84,6 +85,11 @@ public:
   CodeDocks* codeDocks() const { return m_codeDocks; }
   /// The quantize & prune dock.
   CompressionDocks* compression() const { return m_compression; }
+  /// The find-the-bug dock and the Debug menu.
+  DebugDocks* debugDocks() const { return m_debug; }
+  /// Opens a reproducer (fusebox-opt --reduce, Find the bug) as a new session in a new window,
+  /// with its pipeline set, ready to step; null and a message when it cannot be read.
+  MainWindow* openReproducer(const QString& path);
   QLineEdit* searchField() const { return m_search; }
   /// Runs a search as the search bar does; returns the number of matches.
   int search(const QString& text);
@@ -116,6 +122,7 @@ private:
   RunProfileDocks* m_runProfile = nullptr;
   CodeDocks* m_codeDocks = nullptr;
   CompressionDocks* m_compression = nullptr;
+  DebugDocks* m_debug = nullptr;
   GraphView* m_graph = nullptr;
   PipelinePanel* m_pipeline = nullptr;
   InspectorView* m_inspector = nullptr;
