@@ -13,6 +13,7 @@
 #include "app/gui/PipelinePanel.h"
 #include "app/gui/RunController.h"
 #include "app/gui/RunProfileDocks.h"
+#include "app/gui/SessionFiles.h"
 #include "app/gui/TimelineView.h"
 #include "app/gui/graph/GraphView.h"
 #include "app/workbench/Reproducer.h"
@@ -147,6 +148,14 @@ MainWindow::MainWindow(bool persistent, QWidget* parent)
                                        m_runProfile->profileView(), m_docks->dock("profile"));
   m_debug = new DebugDocks(this, *m_docks, m_coordinator, m_graph, m_docks->dock("compression"));
   connect(m_debug, &DebugDocks::openReproducerRequested, this, &MainWindow::openReproducer);
+  m_sessions = new SessionFiles(
+      m_coordinator,
+      [this]() -> std::optional<std::pair<size_t, size_t>> {
+        if (m_diff->snapshotA() < 0 || m_diff->snapshotB() < 0)
+          return std::nullopt;
+        return std::make_pair(size_t(m_diff->snapshotA()), size_t(m_diff->snapshotB()));
+      },
+      [this](int a, int b) { showDiff(a, b); }, this);
 
   buildMenus();
   wireActions();
@@ -171,6 +180,24 @@ void MainWindow::buildMenus() {
   file->addAction(m_actions.open);
   file->addMenu(m_actions.recent);
   file->addAction(m_actions.exportView);
+  file->addSeparator();
+  QAction* saveSessionAction = file->addAction(tr("&Save Session\u2026"));
+  saveSessionAction->setObjectName("action.saveSession");
+  saveSessionAction->setShortcut(QKeySequence::Save);
+  saveSessionAction->setToolTip(tr("The model, pipeline, schedules, faults and the snapshots "
+                                   "shown, in one file: a bug report is one attachment"));
+  connect(saveSessionAction, &QAction::triggered, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Save Session"), QFileInfo(m_modelName).completeBaseName() + ".fbsession",
+        tr("Fusebox sessions (*.fbsession)"));
+    if (path.isEmpty())
+      return;
+    const QString error = saveSession(path);
+    if (!error.isEmpty())
+      reportFailure(error);
+    else
+      m_statusText->setText(tr("Session saved to %1").arg(path));
+  });
   file->addSeparator();
   file->addAction(m_actions.quit);
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));
@@ -361,7 +388,23 @@ void MainWindow::wireActions() {
   });
 }
 
+QString MainWindow::saveSession(const QString& path) const {
+  return m_sessions->save(path);
+}
+
+bool MainWindow::openSession(const QString& path) {
+  const QString error = m_sessions->open(path);
+  if (!error.isEmpty()) {
+    reportFailure(error);
+    return false;
+  }
+  showGraphTab();
+  return true;
+}
+
 bool MainWindow::openFile(const QString& path) {
+  if (path.endsWith(QLatin1String(".fbsession")))
+    return openSession(path);
   // A message in the window says what happened; the coordinator keeps the old model on failure.
   if (!m_coordinator->openModel(path))
     return false;
@@ -369,7 +412,12 @@ bool MainWindow::openFile(const QString& path) {
   return true;
 }
 
-void MainWindow::openFileAsync(const QString& path) { m_coordinator->openModelAsync(path); }
+void MainWindow::openFileAsync(const QString& path) {
+  if (path.endsWith(QLatin1String(".fbsession")))
+    openSession(path); // the steps run in the background
+  else
+    m_coordinator->openModelAsync(path);
+}
 
 // isHidden, not isVisible: in screenshot mode the window is never shown, and the banner's text
 // is what the command line prints when opening fails.
@@ -465,8 +513,9 @@ int MainWindow::search(const QString& text) {
 
 void MainWindow::openDialog() {
   QString dir = m_recent.isEmpty() ? QStringLiteral(FUSEBOX_SAMPLES_DIR) : QFileInfo(m_recent.front()).path();
-  QString path = QFileDialog::getOpenFileName(this, tr("Open Model"), dir,
-                                              tr("Models (*.onnx *.fbir);;All files (*)"));
+  QString path = QFileDialog::getOpenFileName(
+      this, tr("Open Model"), dir,
+      tr("Models and sessions (*.onnx *.fbir *.fbsession);;All files (*)"));
   if (!path.isEmpty())
     openFileAsync(path);
 }

@@ -23,6 +23,7 @@ namespace fb::gui {
 class CodeDocks;
 class CompressionDocks;
 class DebugDocks;
+class SessionFiles;
 class Coordinator;
 class DiffView;
 class DockManager;
@@ -42,8 +43,16 @@ public:
   explicit MainWindow(bool persistent = true, QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  /// Opens a model; a failure shows a message in the window and keeps the previous model.
+  /// Opens a model (or a .fbsession file); a failure shows a message in the window and keeps
+  /// the previous model.
   bool openFile(const QString& path);
+  /// Writes the session (model, pipeline, limits, schedules, faults, current and compared
+  /// snapshots) to a .fbsession file; an error message, or empty.
+  QString saveSession(const QString& path) const;
+  /// Opens a .fbsession file: the model and pipeline at once, the steps up to the saved snapshot
+  /// in the background (sessionFiles()->restored follows). False and a message on a bad file.
+  bool openSession(const QString& path);
+  SessionFiles* sessionFiles() const { return m_sessions; }
   /// Opens a model loaded in a worker thread (the window stays responsive); what the user's
   /// File > Open, recent files and drag and drop use.
   void openFileAsync(const QString& path);
@@ -123,6 +132,7 @@ private:
   CodeDocks* m_codeDocks = nullptr;
   CompressionDocks* m_compression = nullptr;
   DebugDocks* m_debug = nullptr;
+  SessionFiles* m_sessions = nullptr;
   GraphView* m_graph = nullptr;
   PipelinePanel* m_pipeline = nullptr;
   InspectorView* m_inspector = nullptr;

@@ -1,5 +1,6 @@
 // Reproducer files: writing, reading and replaying them.
 #include "app/workbench/Reproducer.h"
+#include "app/workbench/HeaderLines.h"
 #include "app/workbench/Inputs.h"
 #include "core/FileRead.h"
 #include "core/Npy.h"
@@ -201,32 +202,14 @@ Expected<Reproducer> readReproducer(const std::string& path) {
   namespace fs = std::filesystem;
   FB_ASSIGN_OR_RETURN(std::string text, readRegularFile(path, "reproducer"));
   Reproducer r;
-  std::istringstream lines(text);
-  std::string line;
-  int lineNo = 0;
-  bool signed_ = false;
+  const Header header = readHeader(text);
+  const bool signed_ = header.firstLine.rfind(kSignature, 0) == 0;
   bool sawInputs = false;
-  while (std::getline(lines, line)) {
-    ++lineNo;
-    if (line.rfind("//", 0) != 0)
-      break;
-    if (lineNo == 1) {
-      signed_ = line.rfind(kSignature, 0) == 0;
-      continue;
-    }
-    std::string body = line.substr(2);
-    size_t colon = body.find(':');
-    if (colon == std::string::npos)
-      continue;
-    auto trim = [](std::string s) {
-      size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
-      return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-    };
-    std::string key = trim(body.substr(0, colon)), value = trim(body.substr(colon + 1));
-    sawInputs = sawInputs || key == "inputs";
-    Status st = applyHeader(r, key, value);
+  for (const HeaderLine& h : header.lines) {
+    sawInputs = sawInputs || h.key == "inputs";
+    Status st = applyHeader(r, h.key, h.value);
     if (!st.ok())
-      return makeError(path, ":", lineNo, ": ", key, ": ", st.error().message());
+      return makeError(path, ":", h.line, ": ", h.key, ": ", st.error().message());
   }
   if (!signed_)
     return makeError(path, ": not a reproducer (its first line is not '", kSignature,
