@@ -180,6 +180,10 @@ std::vector<FlowNode> buildDataflowGraph(const Graph& graph) {
     f.pattern = n->info().category;
     if (f.pattern != OpCategory::Opaque && !classifyOperands(*n).fusible)
       f.pattern = OpCategory::Opaque;
+    // The CPU and GPU executors run QLinearConv and QLinearMatMul with the interpreter's kernel
+    // (codegen/loops/Lower.cpp, runsInterpreted): a kernel of their own, never inside a group.
+    if (n->op() == OpKind::QLinearConv || n->op() == OpKind::QLinearMatMul)
+      f.pattern = OpCategory::Opaque;
     nodes.push_back(std::move(f));
   }
   // The index operand of Gather, GatherElements and GatherND is range-checked by the CPU executor

@@ -236,17 +236,23 @@ QWidget* DiffView::makeLegend() {
   return w;
 }
 
+DiffView::~DiffView() {
+  for (const QMetaObject::Connection& c : m_scrollLinks)
+    disconnect(c);
+}
+
 void DiffView::linkScrollBars() {
   // Pan together: the same relative scroll position in both views.
   auto link = [this](QScrollBar* from, QScrollBar* to) {
-    connect(from, &QScrollBar::valueChanged, this, [this, from, to](int value) {
-      if (m_syncing || from->maximum() == from->minimum())
-        return;
-      m_syncing = true;
-      double t = double(value - from->minimum()) / double(from->maximum() - from->minimum());
-      to->setValue(to->minimum() + int(std::lround(t * (to->maximum() - to->minimum()))));
-      m_syncing = false;
-    });
+    m_scrollLinks.push_back(
+        connect(from, &QScrollBar::valueChanged, this, [this, from, to](int value) {
+          if (m_syncing || from->maximum() == from->minimum())
+            return;
+          m_syncing = true;
+          double t = double(value - from->minimum()) / double(from->maximum() - from->minimum());
+          to->setValue(to->minimum() + int(std::lround(t * (to->maximum() - to->minimum()))));
+          m_syncing = false;
+        }));
   };
   link(m_viewA->horizontalScrollBar(), m_viewB->horizontalScrollBar());
   link(m_viewB->horizontalScrollBar(), m_viewA->horizontalScrollBar());

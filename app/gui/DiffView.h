@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 class QComboBox;
 class QLabel;
@@ -30,6 +31,9 @@ class DiffView : public QWidget {
   Q_OBJECT
 public:
   explicit DiffView(QWidget* parent = nullptr);
+  /// Cuts the scroll-bar links first: the child views are destroyed after this object's own
+  /// members, and a scroll bar moved by a dying scene must not call back into it.
+  ~DiffView() override;
 
   /// The snapshots one can pick ("0 imported", "1 canonicalize", ...). Keeps the current pair
   /// when it is still valid.
@@ -109,6 +113,7 @@ private:
   std::optional<NodeId> m_firstDivergent;
   int m_shownA = -1, m_shownB = -1;
   bool m_syncing = false;
+  std::vector<QMetaObject::Connection> m_scrollLinks; ///< linkScrollBars' connections
 };
 
 } // namespace fb::gui

@@ -671,6 +671,11 @@ std::string kernelNameFor(const Node& node, size_t index) {
 bool runsInterpreted(const Node& node) {
   if (isControlFlowOp(node.op()))
     return true;
+  // QLinearConv and QLinearMatMul requantize in double precision per element; until they have
+  // a lowering whose rounding matches bit for bit, the executor runs them with the
+  // interpreter's kernel (correct, slow, and reported as an interpreted kernel).
+  if (node.op() == OpKind::QLinearConv || node.op() == OpKind::QLinearMatMul)
+    return true;
   // A run-time shape that comes from control flow; a symbolic graph input is an error instead
   // (bind its size).
   for (const Value* in : node.inputs())
