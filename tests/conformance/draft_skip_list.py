@@ -29,8 +29,6 @@ CATEGORIES = [
     (r"\((NonZero|Unique|NonMaxSuppression)\) has a non-static type",
      "output shape depends on the data: the CPU backend compiles static shapes only"),
     (r"changed between opset (8|9) and", "opset 8/9 semantics: Fusebox upgrades models from opset 11 on"),
-    (r"cannot lower (QLinearConv|QLinearMatMul)",
-     "QLinearConv/QLinearMatMul are not lowered by the CPU backend yet (run lower-quantized's int8 ops instead)"),
     (r"op (\w+), opset \d+\): unsupported op", None),  # "OP: not implemented"
 ]
 
