@@ -1,5 +1,6 @@
 // Background code generation for the code view, with a per-snapshot cache.
 #include "app/gui/CodeController.h"
+#include "app/gui/GuiJob.h"
 
 #include "app/gui/CodePane.h"
 #include "app/gui/CodeTextEdit.h"
@@ -91,18 +92,11 @@ void CodeController::start(const CodeKey& key) {
                            .arg(m_coordinator->session().currentIndex());
   m_view->setMessage(key.kind, what);
   m_view->setBusy(true, what);
-  QPointer<CodeController> self(this);
   const uint64_t request = m_runningRequest;
-  m_job = std::make_shared<workbench::JobControl>([self, request, what](double f, const std::string& stage) {
-    QMetaObject::invokeMethod(
-        self.data(),
-        [self, request, what, f, stage] {
-          if (self && self->m_running && self->m_runningRequest == request)
-            self->m_view->setBusy(true, QStringLiteral("%1 %2 (%3%)")
-                                            .arg(what, QString::fromStdString(stage))
-                                            .arg(int(std::lround(f * 100))));
-        },
-        Qt::QueuedConnection);
+  m_job = jobReportingTo(this, [this, request, what](double f, const QString& stage) {
+    if (m_running && m_runningRequest == request)
+      m_view->setBusy(
+          true, QStringLiteral("%1 %2 (%3%)").arg(what, stage).arg(int(std::lround(f * 100))));
   });
   workbench::EmitRequest emitRequest;
   emitRequest.kind = key.kind;

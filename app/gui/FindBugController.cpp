@@ -1,10 +1,10 @@
 // Background find-the-bug searches.
 #include "app/gui/FindBugController.h"
+#include "app/gui/GuiJob.h"
 #include "app/gui/WorkerGuard.h"
 
 #include "app/workbench/Inputs.h"
 
-#include <QPointer>
 #include <QtConcurrent/QtConcurrent>
 
 #include <cmath>
@@ -30,18 +30,11 @@ void FindBugController::start(std::vector<Snapshot> snapshots,
   cancel();
   m_watcher.waitForFinished(); // cancelled work stops at its next check
   m_running = ++m_request;
-  QPointer<FindBugController> self(this);
   const uint64_t request = m_running;
-  m_job =
-      std::make_shared<workbench::JobControl>([self, request](double f, const std::string& what) {
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, request, f, what] {
-              if (self && self->m_running == request)
-                Q_EMIT self->progress(int(std::lround(f * 100)), QString::fromStdString(what));
-            },
-            Qt::QueuedConnection);
-      });
+  m_job = jobReportingTo(this, [this, request](double f, const QString& what) {
+    if (m_running == request)
+      Q_EMIT progress(int(std::lround(f * 100)), what);
+  });
   const QString backend = QString::fromLatin1(workbench::backendName(settings.bisect.run.backend));
   Q_EMIT started(tr("Looking for the bug on %1\u2026").arg(backend));
   std::shared_ptr<workbench::JobControl> job = m_job;

@@ -1,5 +1,6 @@
 // Background profiling through the workbench.
 #include "app/gui/ProfileController.h"
+#include "app/gui/GuiJob.h"
 #include "app/gui/WorkerGuard.h"
 
 #include "app/workbench/Inputs.h"
@@ -77,17 +78,11 @@ template <typename Work> void ProfileController::start(const QString& what, int 
   m_running = ++m_request;
   auto stages = std::make_shared<Stages>();
   stages->count = stageCount;
-  QPointer<ProfileController> self(this);
   const uint64_t id = m_running;
-  m_job = std::make_shared<workbench::JobControl>([self, id, stages](double f, const std::string& text) {
+  m_job = jobReportingTo(this, [this, id, stages](double f, const QString& text) {
     const double overall = (stages->current.load() + std::clamp(f, 0.0, 1.0)) / stages->count;
-    QMetaObject::invokeMethod(
-        self.data(),
-        [self, id, overall, text] {
-          if (self && self->m_running == id)
-            Q_EMIT self->progress(int(std::lround(overall * 100)), QString::fromStdString(text));
-        },
-        Qt::QueuedConnection);
+    if (m_running == id)
+      Q_EMIT progress(int(std::lround(overall * 100)), text);
   });
   Q_EMIT started(what);
   std::shared_ptr<workbench::JobControl> job = m_job;

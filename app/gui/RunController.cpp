@@ -1,5 +1,6 @@
 // Background runs of a snapshot through the workbench.
 #include "app/gui/RunController.h"
+#include "app/gui/GuiJob.h"
 #include "app/gui/WorkerGuard.h"
 
 #include "app/workbench/Inputs.h"
@@ -38,17 +39,11 @@ void RunController::run(std::shared_ptr<const Graph> graph, std::shared_ptr<cons
   m_running = ++m_request;
   m_index = index;
   m_backend = QString::fromLatin1(workbench::backendName(settings.backend));
-  // Progress arrives on the worker thread; queue it to this object's thread.
-  QPointer<RunController> self(this);
+  // Progress arrives on the worker thread; it is queued to this object's thread.
   const uint64_t request = m_running;
-  m_job = std::make_shared<workbench::JobControl>([self, request](double f, const std::string& what) {
-    QMetaObject::invokeMethod(
-        self.data(),
-        [self, request, f, what] {
-          if (self && self->m_running == request)
-            Q_EMIT self->progress(int(std::lround(f * 100)), QString::fromStdString(what));
-        },
-        Qt::QueuedConnection);
+  m_job = jobReportingTo(this, [this, request](double f, const QString& what) {
+    if (m_running == request)
+      Q_EMIT progress(int(std::lround(f * 100)), what);
   });
   Q_EMIT started(tr("Running snapshot %1 on %2\u2026").arg(index).arg(m_backend));
   std::shared_ptr<workbench::JobControl> job = m_job;

@@ -1,5 +1,6 @@
 // Background kernel descriptions and schedule trials for the schedule editor.
 #include "app/gui/ScheduleController.h"
+#include "app/gui/GuiJob.h"
 
 #include "app/gui/CodeController.h"
 #include "app/gui/Coordinator.h"
@@ -180,18 +181,11 @@ void ScheduleController::startTrial() {
                            .arg(qs(m_trialRunning->request.change.kernel),
                                 qs(cg::printScheduleOverrides({m_trialRunning->request.change})));
   m_view->setBusy(true, what);
-  QPointer<ScheduleController> self(this);
   const uint64_t request = m_trialRunningRequest;
-  m_trialJob = std::make_shared<workbench::JobControl>([self, request, what](double f, const std::string& stage) {
-    QMetaObject::invokeMethod(
-        self.data(),
-        [self, request, what, f, stage] {
-          if (self && self->m_trialRunning && self->m_trialRunningRequest == request)
-            self->m_view->setStatus(QStringLiteral("%1 %2 (%3%)")
-                                        .arg(what, qs(stage))
-                                        .arg(int(std::lround(f * 100))));
-        },
-        Qt::QueuedConnection);
+  m_trialJob = jobReportingTo(this, [this, request, what](double f, const QString& stage) {
+    if (m_trialRunning && m_trialRunningRequest == request)
+      m_view->setStatus(
+          QStringLiteral("%1 %2 (%3%)").arg(what, stage).arg(int(std::lround(f * 100))));
   });
   std::shared_ptr<const Graph> graph = m_trialRunning->graph;
   workbench::ScheduleTrialRequest req = m_trialRunning->request;

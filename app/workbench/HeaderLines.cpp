@@ -1,6 +1,9 @@
 // Reading `// key: value` headers.
 #include "app/workbench/HeaderLines.h"
 
+#include "core/text/IrPrinter.h"
+
+#include <fstream>
 #include <sstream>
 
 namespace fb::workbench {
@@ -34,6 +37,19 @@ Header readHeader(const std::string& text) {
     h.lines.push_back({lineNo, trim(body.substr(0, colon)), trim(body.substr(colon + 1))});
   }
   return h;
+}
+
+Status writeHeaderAndGraph(const std::string& path, const std::string& header,
+                           const Graph& graph) {
+  PrintOptions opts;
+  opts.withResourceData = true;
+  std::ofstream out(path, std::ios::binary);
+  if (!out)
+    return makeError(path, ": cannot open for writing");
+  out << header << printGraph(graph, opts);
+  if (!out)
+    return makeError(path, ": write failed");
+  return Status::success();
 }
 
 } // namespace fb::workbench

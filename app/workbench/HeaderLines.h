@@ -2,6 +2,9 @@
 // leading `// key: value` comment lines before the text IR, which the IR parser skips.
 #pragma once
 
+#include "core/Error.h"
+#include "core/Graph.h"
+
 #include <string>
 #include <vector>
 
@@ -21,5 +24,10 @@ struct Header {
   std::vector<HeaderLine> lines;
 };
 Header readHeader(const std::string& text);
+
+/// Writes `header` (its `// ...` lines, ending in a blank line) and then `graph` as
+/// self-contained text IR (constants included) to `path`. Errors name the file.
+Status writeHeaderAndGraph(const std::string& path, const std::string& header,
+                           const Graph& graph);
 
 } // namespace fb::workbench

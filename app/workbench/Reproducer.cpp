@@ -6,14 +6,12 @@
 #include "core/Npy.h"
 #include "core/Verifier.h"
 #include "core/text/IrParser.h"
-#include "core/text/IrPrinter.h"
 
 #include <cassert>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -187,14 +185,7 @@ Expected<std::vector<std::string>> writeReproducer(const std::string& path,
   h << "// faults: " << (faultNames.empty() ? "none" : join(faultNames, ",")) << "\n";
   h << "// inputs: " << join(inputFiles, ",") << "\n";
   h << "\n";
-  PrintOptions opts;
-  opts.withResourceData = true;
-  std::ofstream out(path, std::ios::binary);
-  if (!out)
-    return makeError(path, ": cannot open for writing");
-  out << h.str() << printGraph(*repro.graph, opts);
-  if (!out)
-    return makeError(path, ": write failed");
+  FB_TRY(writeHeaderAndGraph(path, h.str(), *repro.graph));
   return inputPaths;
 }
 

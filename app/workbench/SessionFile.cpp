@@ -7,11 +7,9 @@
 #include "core/FileRead.h"
 #include "core/Verifier.h"
 #include "core/text/IrParser.h"
-#include "core/text/IrPrinter.h"
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <sstream>
 
 namespace fb::workbench {
@@ -131,14 +129,7 @@ Status writeSessionFile(const std::string& path, const SessionState& state) {
   if (state.compare)
     h << "// compare: " << state.compare->first << "," << state.compare->second << "\n";
   h << "\n";
-  PrintOptions opts;
-  opts.withResourceData = true;
-  std::ofstream out(path, std::ios::binary);
-  if (!out)
-    return makeError(path, ": cannot open for writing");
-  out << h.str() << printGraph(*state.model, opts);
-  if (!out)
-    return makeError(path, ": write failed");
+  FB_TRY(writeHeaderAndGraph(path, h.str(), *state.model));
   return Status::success();
 }
 
