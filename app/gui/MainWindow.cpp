@@ -6,12 +6,14 @@
 #include "app/gui/CompressionDocks.h"
 #include "app/gui/Coordinator.h"
 #include "app/gui/DebugDocks.h"
+#include "app/gui/DebugView.h"
 #include "app/gui/DiffView.h"
 #include "app/gui/DockManager.h"
 #include "app/gui/InspectorView.h"
 #include "app/gui/IrTextView.h"
 #include "app/gui/PipelinePanel.h"
 #include "app/gui/RunController.h"
+#include "app/gui/RunPanel.h"
 #include "app/gui/RunProfileDocks.h"
 #include "app/gui/SessionFiles.h"
 #include "app/gui/TimelineView.h"
@@ -22,6 +24,7 @@
 #include <QApplication>
 #include <QChartView>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -682,6 +685,14 @@ MainWindow* MainWindow::openReproducer(const QString& path) {
   }
   w->coordinator()->setPipeline(
       QString::fromStdString(workbench::pipelineText(repro->check.pipeline)));
+  // Its recorded inputs and backend, so Run and Find the bug there fail as the model did.
+  const QDir dir = QFileInfo(path).dir();
+  for (size_t i = 0; i < repro->inputFiles.size(); ++i)
+    w->runProfile()->runPanel()->setInputFile(
+        int(i), dir.filePath(QString::fromStdString(repro->inputFiles[i])));
+  w->runProfile()->runPanel()->setBackend(
+      QString::fromLatin1(workbench::backendName(repro->check.run.backend)));
+  w->debugDocks()->view()->setBackend(repro->check.run.backend);
   w->setWindowTitle(w->windowTitle() + tr(" \u2014 reproducer"));
   w->show();
   return w;

@@ -8,6 +8,8 @@
 #include "app/gui/DebugView.h"
 #include "app/gui/FindBugController.h"
 #include "app/gui/MainWindow.h"
+#include "app/gui/RunPanel.h"
+#include "app/gui/RunProfileDocks.h"
 #include "app/gui/graph/GraphView.h"
 #include "app/workbench/Reproducer.h"
 #include "core/Faults.h"
@@ -118,6 +120,15 @@ private Q_SLOTS:
     QVERIFY(file.ok());
     QCOMPARE(rs.pipelineString(), workbench::pipelineText(file->check.pipeline));
     QVERIFY(rs.canStep());
+    // Its Run panel reads the recorded inputs, on the reproducer's backend.
+    auto runInputs = repro->runProfile()->runPanel()->inputs();
+    QVERIFY(runInputs.ok());
+    QCOMPARE(runInputs->files.size(), file->inputFiles.size());
+    for (size_t i = 0; i < file->inputFiles.size(); ++i)
+      QVERIFY2(QString::fromStdString(runInputs->files[i])
+                   .endsWith(QString::fromStdString(file->inputFiles[i])),
+               runInputs->files[i].c_str());
+    QCOMPARE(repro->runProfile()->runPanel()->settings().backend, file->check.run.backend);
     repro->close();
   }
 
