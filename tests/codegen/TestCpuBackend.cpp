@@ -1,6 +1,7 @@
 // Tests of the CPU backend: thread pool, JIT and kernel cache, and the executor on the samples
 // and random graphs against the reference interpreter (the emitter itself: TestLoopToLlvm).
 #include "CpuTestUtil.h"
+#include "PipelineCompare.h"
 
 #include "codegen/exec/CompiledModel.h"
 #include "codegen/exec/KernelModules.h"
@@ -37,48 +38,6 @@ using namespace fb::cg;
 using namespace fb::cg::test;
 
 namespace {
-
-/// Runs a graph through a named pipeline, compiles it for the CPU and compares with the
-/// interpreter on the imported graph; returns an empty string or what went wrong.
-std::string compareWithInterpreter(const Graph& imported, const std::string& level, int llvmLevel,
-                                   int threads) {
-  auto steps = namedPipeline(level);
-  if (!steps.ok())
-    return steps.error().message();
-  PipelineResult pr = PassManager().run(imported.clone(), *steps);
-  if (pr.error)
-    return "pipeline: " + pr.error->message();
-  auto inputs = makeRandomInputs(imported, 7);
-  if (!inputs.ok())
-    return inputs.error().message();
-  auto ref = interpret(imported, *inputs);
-  if (!ref.ok())
-    return "interpreter: " + ref.error().message();
-  CompileOptions co;
-  co.llvmOptLevel = llvmLevel;
-  co.threads = threads;
-  co.specializeInputs = *inputs;
-  auto model = CompiledModel::compile(pr.finalGraph(), co);
-  if (!model.ok())
-    return "compile: " + model.error().message();
-  auto got = (*model)->run(*inputs);
-  if (!got.ok())
-    return "run: " + got.error().message();
-  if (got->size() != ref->outputs.size())
-    return "output count differs";
-  for (size_t o = 0; o < got->size(); ++o) {
-    const Tensor& r = ref->outputs[o];
-    TensorComparison c = compareTensors(r, (*got)[o], defaultTolerance(r.dtype()));
-    if (!c.ok)
-      return "output " + std::to_string(o) + ": " + c.reason + " (max abs " +
-             std::to_string(c.maxAbs) + ")";
-  }
-  // A second run on the same bindings gives the same answer (no state leaks between runs).
-  auto again = (*model)->run(*inputs);
-  if (!again.ok() || !(*again)[0].identical((*got)[0]))
-    return "second run differs";
-  return "";
-}
 
 /// A random valid graph on a [1, c, h, w] input: chains and diamonds of Conv (1×1 and 3×3,
 /// padded, strided), unary activations, broadcast Add/Mul, Transpose, Softmax, MatMul,
@@ -722,70 +681,6 @@ private Q_SLOTS:
   }
 
   /// --emit obj's path: all kernels in one module, an ELF object, and a header naming them.
-  void quantizedOpsRunAsInterpretedKernels() {
-    // QLinearConv and QLinearMatMul have no lowering yet: every level compiles them as
-    // interpreted kernels of their own (never fused), and the results are the interpreter's.
-    auto g = parseGraph(R"(graph @g opset 17 {
-  input %x : u8[1, 2, 5, 5]
-  const %xs : f32[] = dense<[0.05]>
-  const %xzp : u8[] = dense<[128]>
-  const %w : i8[3, 2, 3, 3] = dense<[1, -2, 3, -4, 5, -6, 7, -8, 9, 10, -11, 12, -13, 14, -15, 16, -17, 18, 19, -20, 21, -22, 23, -24, 25, -26, 27, 28, -29, 30, -31, 32, -33, 34, -35, 36, 37, -38, 39, -40, 41, -42, 43, -44, 45, 46, -47, 48, -49, 50, -51, 52, -53, 54]>
-  const %ws : f32[3] = dense<[0.01, 0.02, 0.03]>
-  const %wzp : i8[3] = dense<[0, 0, 0]>
-  const %ys : f32[] = dense<[0.1]>
-  const %yzp : u8[] = dense<[120]>
-  const %bias : i32[3] = dense<[100, -200, 300]>
-  %c : u8[1, 3, 5, 5] = QLinearConv(%x, %xs, %xzp, %w, %ws, %wzp, %ys, %yzp, %bias) {pads = [1, 1, 1, 1]}
-  %cf : f32[1, 3, 5, 5] = Cast(%c) {to = 1}
-  %r : f32[1, 3, 5, 5] = Sqrt(%cf)
-  input %a : u8[3, 5]
-  const %b : u8[5, 4] = dense<[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]>
-  const %bs : f32[] = dense<[0.2]>
-  const %bzp : u8[] = dense<[10]>
-  %m : u8[3, 4] = QLinearMatMul(%a, %xs, %xzp, %b, %bs, %bzp, %ys, %yzp)
-  output %r
-  output %m
-})",
-                        "qlinear.fbir");
-    QVERIFY2(g.ok(), g.ok() ? "" : g.error().message().c_str());
-    for (const char* level : {"O0", "O1", "O2", "O3"}) {
-      std::string r = compareWithInterpreter(**g, level, 2, 1);
-      QVERIFY2(r.empty(), (std::string(level) + ": " + r).c_str());
-    }
-    CompileOptions co;
-    auto inputs = makeRandomInputs(**g, 7);
-    QVERIFY(inputs.ok());
-    co.specializeInputs = *inputs;
-    auto steps = namedPipeline("O3");
-    QVERIFY(steps.ok());
-    PipelineResult pr = PassManager().run((*g)->clone(), *steps);
-    QVERIFY(!pr.error);
-    auto model = CompiledModel::compile(pr.finalGraph(), co);
-    QVERIFY2(model.ok(), model.ok() ? "" : model.error().message().c_str());
-    QCOMPARE((*model)->stats().interpretedKernels, 2);
-  }
-
-  void lowerQuantizedModelRunsOnCpu() {
-    // A sample through quantize and lower-quantized: the integer graph runs on the CPU at
-    // every level and agrees with the interpreter on that same graph.
-    auto model = loadModel(std::string(FUSEBOX_SAMPLES_DIR) + "/small_cnn.onnx");
-    QVERIFY(model.ok());
-    auto steps =
-        parsePipeline("canonicalize,fold-batchnorm,quantize{samples=4,eval=0},lower-quantized");
-    QVERIFY(steps.ok());
-    PipelineResult pr = PassManager().run(std::move(model).value(), *steps);
-    QVERIFY(!pr.error);
-    const Graph& q = pr.finalGraph();
-    bool hasQLinear = false;
-    for (const auto& n : q.nodes())
-      hasQLinear |= n->op() == OpKind::QLinearConv;
-    QVERIFY(hasQLinear);
-    for (const char* level : {"O0", "O2", "O3"}) {
-      std::string r = compareWithInterpreter(q, level, 2, 1);
-      QVERIFY2(r.empty(), (std::string(level) + ": " + r).c_str());
-    }
-  }
-
   void emitsObjectAndHeader() {
     auto g = loadModel(std::string(FUSEBOX_SAMPLES_DIR) + "/mlp.onnx");
     QVERIFY(g.ok());

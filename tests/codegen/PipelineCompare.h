@@ -1,0 +1,58 @@
+// Compiled-model tests' shared check: a graph through a named pipeline, compiled for the CPU
+// and run, against the interpreter on the graph as imported.
+#pragma once
+
+#include "codegen/exec/CompiledModel.h"
+#include "core/Interpreter.h"
+#include "core/RandomInputs.h"
+#include "core/TensorCompare.h"
+#include "passes/PassManager.h"
+#include "passes/PassRegistry.h"
+
+#include <string>
+
+namespace fb::cg::test {
+
+/// Runs a graph through a named pipeline, compiles it for the CPU and compares with the
+/// interpreter on the imported graph; returns an empty string or what went wrong.
+inline std::string compareWithInterpreter(const Graph& imported, const std::string& level,
+                                          int llvmLevel, int threads) {
+  auto steps = namedPipeline(level);
+  if (!steps.ok())
+    return steps.error().message();
+  PipelineResult pr = PassManager().run(imported.clone(), *steps);
+  if (pr.error)
+    return "pipeline: " + pr.error->message();
+  auto inputs = makeRandomInputs(imported, 7);
+  if (!inputs.ok())
+    return inputs.error().message();
+  auto ref = interpret(imported, *inputs);
+  if (!ref.ok())
+    return "interpreter: " + ref.error().message();
+  CompileOptions co;
+  co.llvmOptLevel = llvmLevel;
+  co.threads = threads;
+  co.specializeInputs = *inputs;
+  auto model = CompiledModel::compile(pr.finalGraph(), co);
+  if (!model.ok())
+    return "compile: " + model.error().message();
+  auto got = (*model)->run(*inputs);
+  if (!got.ok())
+    return "run: " + got.error().message();
+  if (got->size() != ref->outputs.size())
+    return "output count differs";
+  for (size_t o = 0; o < got->size(); ++o) {
+    const Tensor& r = ref->outputs[o];
+    TensorComparison c = compareTensors(r, (*got)[o], defaultTolerance(r.dtype()));
+    if (!c.ok)
+      return "output " + std::to_string(o) + ": " + c.reason + " (max abs " +
+             std::to_string(c.maxAbs) + ")";
+  }
+  // A second run on the same bindings gives the same answer (no state leaks between runs).
+  auto again = (*model)->run(*inputs);
+  if (!again.ok() || !(*again)[0].identical((*got)[0]))
+    return "second run differs";
+  return "";
+}
+
+} // namespace fb::cg::test
