@@ -2,12 +2,12 @@
 #include "app/workbench/CompressionReport.h"
 
 #include "app/workbench/Compare.h"
+#include "app/workbench/ErrorHeat.h"
 #include "core/Format.h"
 #include "core/OpTable.h"
 #include "core/RandomInputs.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 
 namespace fb::workbench {
@@ -97,27 +97,17 @@ Status fillQuantize(const Graph& before, const Graph& after, uint64_t seed,
     }
     report.layers.push_back(std::move(layer));
   }
-  // Errors grow through the network by orders of magnitude: a log scale over four decades
-  // below the largest error shows where they start, not only where they end.
-  const double floor = top / 1e4;
-  for (const ValueComparison& c : diff.values) {
-    const double e = 1.0 - c.cosine;
-    double h = 0;
-    if (top > 0 && e > floor)
-      h = std::log10(e / floor) / 4.0;
-    auto [it, fresh] = report.heat.emplace(c.producer, h);
-    if (!fresh)
-      it->second = std::max(it->second, h);
-  }
-  // A layer's box shows the error of the value standing for its output, which a Q/DQ pair
-  // after it may produce.
+  // Every value's producer, and each layer's box with the error of the value standing for its
+  // output (which a Q/DQ pair after it may produce), on the log scale of errorHeat.
+  auto raise = [&report](NodeId id, double h) {
+    double& at = report.heat[id];
+    at = std::max(at, h);
+  };
+  for (const ValueComparison& c : diff.values)
+    raise(c.producer, errorHeat(1.0 - c.cosine, top));
   for (const LayerCompression& l : report.layers)
-    if (l.value > floor && top > 0)
-      report.heat[l.node] = std::max(report.heat[l.node], std::log10(l.value / floor) / 4.0);
-    else
-      report.heat.emplace(l.node, 0.0);
-  report.metric = "output error (1 \u2212 cosine) vs. the float model";
-  report.heatLegend = "output error vs. float: " + general(floor) + " \u2192 " + general(top) +
+    raise(l.node, errorHeat(l.value, top));
+  report.heatLegend = "output error vs. float: " + general(top / 1e4) + " \u2192 " + general(top) +
                       " (1 \u2212 cosine, log scale)";
   return Status::success();
 }
@@ -151,7 +141,6 @@ void fillPrune(const Graph& before, const Graph& after, CompressionReport& repor
     report.heat[layer.node] = std::clamp(layer.value, 0.0, 1.0);
     report.layers.push_back(std::move(layer));
   }
-  report.metric = "fraction of the layer's weights removed";
   report.heatLegend = "weights removed: 0 \u2192 100 %";
 }
 
@@ -198,11 +187,10 @@ Expected<CompressionReport> compressionReport(const Graph& before, const Graph& 
            fixed(*c, 0) + " of " + fixed(stat(r, "channels considered").value_or(0), 0)});
   }
   addAccuracyFacts(r, report);
-  if (!record.changed) {
-    report.metric = record.pass == "quantize" ? "output error (1 \u2212 cosine) vs. the float model"
-                                              : "fraction of the layer's weights removed";
+  report.metric = record.pass == "quantize" ? "output error (1 \u2212 cosine) vs. the float model"
+                                            : "fraction of the layer's weights removed";
+  if (!record.changed)
     return report;
-  }
   if (record.pass == "quantize")
     FB_TRY(fillQuantize(before, after, seed, report));
   else

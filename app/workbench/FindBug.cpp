@@ -1,12 +1,12 @@
 // The find-the-bug flow: bisect, numeric diff, reduce, reproducer.
 #include "app/workbench/FindBug.h"
 
+#include "app/workbench/ErrorHeat.h"
 #include "app/workbench/Reproducer.h"
 #include "core/Faults.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <sstream>
 
 namespace fb::workbench {
@@ -43,17 +43,15 @@ std::map<NodeId, double> divergenceHeat(const NumericDiff& d) {
     if (!c.ok)
       top = std::max(top, 1.0 - c.cosine);
   std::map<NodeId, double> heat;
-  const double floor = top / 1e4;
   for (const ValueComparison& c : d.values) {
     double h = 0;
     if (!c.ok) {
-      const double e = 1.0 - c.cosine;
       // A value off by a scale keeps its cosine: it still diverges, shown mid-scale.
-      h = top > 0 && e > floor ? std::max(0.15, std::log10(e / floor) / 4.0) : 0.5;
+      const double e = errorHeat(1.0 - c.cosine, top);
+      h = e > 0 ? std::max(0.15, e) : 0.5;
     }
-    auto [it, fresh] = heat.emplace(c.producer, h);
-    if (!fresh)
-      it->second = std::max(it->second, h);
+    double& at = heat[c.producer];
+    at = std::max(at, h);
   }
   return heat;
 }
