@@ -3,7 +3,6 @@
 
 #include "app/gui/Coordinator.h"
 #include "app/workbench/Reproducer.h"
-#include "codegen/loops/ScheduleOverride.h"
 
 namespace fb::gui {
 
@@ -31,10 +30,7 @@ QString SessionFiles::open(const QString& path) {
   m_pending.reset();
   m_coordinator->openGraph(state->model->clone(), QString::fromStdString(state->modelName));
   workbench::Session& s = m_coordinator->session();
-  s.passManagerOptions().passLimit = state->passLimit;
-  s.passManagerOptions().disabled = state->disabled;
-  for (Fault f : state->faults)
-    setFaultEnabled(f, true);
+  workbench::applySessionOptions(s, *state);
   m_coordinator->setPipeline(QString::fromStdString(workbench::pipelineText(state->pipeline)));
   m_pending = std::move(state).value();
   if (workbench::lastSnapshotNeeded(*m_pending) == 0 || !s.canStep())
@@ -62,10 +58,7 @@ void SessionFiles::finish(bool ok) {
   const workbench::SessionState state = std::move(*m_pending);
   m_pending.reset();
   workbench::Session& s = m_coordinator->session();
-  for (const auto& [index, text] : state.schedules)
-    if (index < s.snapshotCount())
-      if (auto overrides = cg::parseScheduleOverrides(text); overrides.ok())
-        s.setScheduleOverrides(index, std::move(overrides).value());
+  workbench::applySessionSchedules(s, state);
   m_coordinator->selectSnapshot(int(std::min(state.current, s.snapshotCount() - 1)));
   if (state.compare && state.compare->first < s.snapshotCount() &&
       state.compare->second < s.snapshotCount())

@@ -151,28 +151,34 @@ Expected<SessionState> readSessionFile(const std::string& path) {
   return state;
 }
 
-Status restoreSession(Session& session, const SessionState& state) {
-  if (!state.model)
-    return makeError("the session has no model");
-  session.loadGraph(state.model->clone(), state.modelName);
-  session.setPipelineSteps(state.pipeline);
+void applySessionOptions(Session& session, const SessionState& state) {
   PassManagerOptions& pm = session.passManagerOptions();
   pm.passLimit = state.passLimit;
   pm.disabled = state.disabled;
   for (Fault f : state.faults)
     setFaultEnabled(f, true);
+}
+
+void applySessionSchedules(Session& session, const SessionState& state) {
+  for (const auto& [index, text] : state.schedules)
+    if (index < session.snapshotCount())
+      if (auto overrides = cg::parseScheduleOverrides(text); overrides.ok())
+        session.setScheduleOverrides(index, std::move(overrides).value());
+}
+
+Status restoreSession(Session& session, const SessionState& state) {
+  if (!state.model)
+    return makeError("the session has no model");
+  session.loadGraph(state.model->clone(), state.modelName);
+  session.setPipelineSteps(state.pipeline);
+  applySessionOptions(session, state);
   while (session.snapshotCount() <= lastSnapshotNeeded(state) && session.canStep()) {
     Expected<size_t> at = session.step();
     if (!at.ok())
       return at.error().withContext("restoring the session: step " +
                                     std::to_string(session.snapshotCount()));
   }
-  for (const auto& [index, text] : state.schedules) {
-    if (index >= session.snapshotCount())
-      continue;
-    FB_ASSIGN_OR_RETURN(auto overrides, cg::parseScheduleOverrides(text));
-    session.setScheduleOverrides(index, std::move(overrides));
-  }
+  applySessionSchedules(session, state);
   session.select(std::min(state.current, session.snapshotCount() - 1));
   return Status::success();
 }

@@ -48,6 +48,13 @@ Status writeSessionFile(const std::string& path, const SessionState& state);
 /// FILE:LINE and the key) and the model (verified).
 Expected<SessionState> readSessionFile(const std::string& path);
 
+/// The parts of a restore around the steps, for callers that run the steps themselves (the GUI,
+/// in the background): before them, the pass manager's limits and the faults (turned on,
+/// process-wide); after them, the schedule overrides of the snapshots that exist (the header
+/// was checked when read, so these cannot fail).
+void applySessionOptions(Session& session, const SessionState& state);
+void applySessionSchedules(Session& session, const SessionState& state);
+
 /// Puts `state` into `session` synchronously: the model, the pipeline and the pass manager's
 /// limits, every pipeline step up to `current` run, the schedule overrides, and the current
 /// snapshot selected. Turns the state's faults on (process-wide, as --inject-fault). On a
