@@ -3,10 +3,12 @@
 // tried, instead of std::bad_alloc (an abort in a tool) or the kernel's OOM killer.
 #pragma once
 
+#include "core/DType.h"
 #include "core/Error.h"
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace fb {
 
@@ -17,6 +19,11 @@ uint64_t memoryLimitBytes();
 /// Success when `bytes` fits under the limit; otherwise an error "WHAT needs N, more than the
 /// memory limit of M (set FUSEBOX_MEMORY_LIMIT to change it)".
 Status checkAllocation(uint64_t bytes, const std::string& what);
+
+/// The byte size of a tensor of `dtype` and `sizes`, or an error when it overflows or exceeds
+/// the limit: the check Tensor::create makes, for kernels that must refuse an output before
+/// building anything as large as its dims (defined in Tensor.cpp).
+Expected<size_t> checkedTensorBytes(DType dtype, const std::vector<int64_t>& sizes);
 
 /// Thrown by Tensor's constructor for sizes that overflow or exceed the limit, so a kernel that
 /// sizes its output at run time fails cleanly; the interpreter and the executor catch it per node

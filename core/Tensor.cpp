@@ -6,10 +6,7 @@
 
 namespace fb {
 
-namespace {
-
-/// The byte size of a tensor, or an error when it overflows or exceeds the memory limit.
-Expected<size_t> checkedByteSize(DType dtype, const std::vector<int64_t>& sizes) {
+Expected<size_t> checkedTensorBytes(DType dtype, const std::vector<int64_t>& sizes) {
   auto n = checkedProduct(sizes);
   size_t bytes = 0;
   if (!n || __builtin_mul_overflow(size_t(*n), dtypeSize(dtype), &bytes))
@@ -19,14 +16,12 @@ Expected<size_t> checkedByteSize(DType dtype, const std::vector<int64_t>& sizes)
   return bytes;
 }
 
-} // namespace
-
 Tensor::Tensor(DType dtype, std::vector<int64_t> sizes)
     : m_dtype(dtype), m_sizes(std::move(sizes)) {
   // Kernels size outputs from their operands at run time: a size that cannot be allocated
   // throws AllocationRefused, which the interpreter and the executor turn into an error for
   // the node (Tensor::create returns it directly).
-  auto bytes = checkedByteSize(dtype, m_sizes);
+  auto bytes = checkedTensorBytes(dtype, m_sizes);
   if (!bytes)
     throw AllocationRefused(bytes.error().message());
   m_numElements = *checkedProduct(m_sizes);
@@ -34,7 +29,7 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> sizes)
 }
 
 Expected<Tensor> Tensor::create(DType dtype, std::vector<int64_t> sizes) {
-  if (auto bytes = checkedByteSize(dtype, sizes); !bytes)
+  if (auto bytes = checkedTensorBytes(dtype, sizes); !bytes)
     return bytes.error();
   try {
     return Tensor(dtype, std::move(sizes));

@@ -67,13 +67,8 @@ void copyLoop(const std::byte* src, std::byte* dst, const std::vector<int64_t>& 
 } // namespace
 
 Expected<bool> checkCopyOutput(DType dtype, const std::vector<int64_t>& outSizes) {
-  // The check Tensor::create makes, without allocating.
-  const std::string what = "a tensor of " + TensorType::of(dtype, outSizes).str();
-  auto n = checkedProduct(outSizes);
-  size_t bytes = 0;
-  if (!n || __builtin_mul_overflow(size_t(*n), dtypeSize(dtype), &bytes))
-    return makeError(what, " has a size that overflows 64 bits");
-  FB_TRY(checkAllocation(bytes, what));
+  if (auto bytes = checkedTensorBytes(dtype, outSizes); !bytes.ok())
+    return bytes.error();
   for (int64_t n : outSizes)
     if (n == 0)
       return false;
