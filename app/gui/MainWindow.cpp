@@ -11,6 +11,8 @@
 #include "app/gui/DockManager.h"
 #include "app/gui/InspectorView.h"
 #include "app/gui/IrTextView.h"
+#include "app/gui/LessonController.h"
+#include "app/gui/LessonPanel.h"
 #include "app/gui/PipelinePanel.h"
 #include "app/gui/RunController.h"
 #include "app/gui/RunPanel.h"
@@ -151,6 +153,7 @@ MainWindow::MainWindow(bool persistent, QWidget* parent)
                                        m_runProfile->profileView(), m_docks->dock("profile"));
   m_debug = new DebugDocks(this, *m_docks, m_coordinator, m_graph, m_docks->dock("compression"));
   connect(m_debug, &DebugDocks::openReproducerRequested, this, &MainWindow::openReproducer);
+  m_lessons = new LessonController(this, *m_docks);
   m_sessions = new SessionFiles(
       m_coordinator,
       [this]() -> std::optional<std::pair<size_t, size_t>> {
@@ -245,6 +248,10 @@ void MainWindow::buildMenus() {
   QMenu* debug = menuBar()->addMenu(tr("&Debug"));
   m_debug->populateMenu(debug);
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  QAction* lessons = help->addAction(tr("&Lessons"));
+  lessons->setObjectName("action.lessons");
+  lessons->setToolTip(tr("The course: compiler passes step by step on real models"));
+  connect(lessons, &QAction::triggered, m_lessons, &LessonController::openCourse);
   help->addAction(m_actions.about);
 
   QToolBar* tb = addToolBar(tr("Main"));
@@ -498,6 +505,7 @@ void MainWindow::setPresentationMode(bool on) {
     m_graph->zoomIn();
   else
     m_graph->zoomOut();
+  m_lessons->panel()->setPresenting(on);
   QSignalBlocker block(m_actions.presentation);
   m_actions.presentation->setChecked(on);
 }

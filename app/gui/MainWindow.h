@@ -30,6 +30,7 @@ class DockManager;
 class GraphView;
 class InspectorView;
 class IrTextView;
+class LessonController;
 class PipelinePanel;
 class RunController;
 class RunProfileDocks;
@@ -96,6 +97,8 @@ public:
   CompressionDocks* compression() const { return m_compression; }
   /// The find-the-bug dock and the Debug menu.
   DebugDocks* debugDocks() const { return m_debug; }
+  /// The Lessons dock and Help > Lessons.
+  LessonController* lessons() const { return m_lessons; }
   /// Opens a reproducer (fusebox-opt --reduce, Find the bug) as a new session in a new window,
   /// with its pipeline set, ready to step; null and a message when it cannot be read.
   MainWindow* openReproducer(const QString& path);
@@ -132,6 +135,7 @@ private:
   CodeDocks* m_codeDocks = nullptr;
   CompressionDocks* m_compression = nullptr;
   DebugDocks* m_debug = nullptr;
+  LessonController* m_lessons = nullptr;
   SessionFiles* m_sessions = nullptr;
   GraphView* m_graph = nullptr;
   PipelinePanel* m_pipeline = nullptr;

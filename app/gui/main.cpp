@@ -1,7 +1,10 @@
-// The `fusebox` GUI: `fusebox [MODEL] [--passes LIST] [--screenshot DIR]`.
+// The `fusebox` GUI: `fusebox [MODEL] [--passes LIST] [--screenshot DIR]`, and lessons:
+// `fusebox --lesson FILE [--screenshot DIR | --check]`.
 #include "app/gui/Coordinator.h"
 #include "app/gui/GuardedApplication.h"
+#include "app/gui/LessonController.h"
 #include "app/gui/MainWindow.h"
+#include "app/workbench/LessonCheck.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -41,12 +44,51 @@ int takeScreenshots(fb::gui::MainWindow& window, const QString& model, bool runP
   return 0;
 }
 
+/// --lesson FILE --check: walks every step of the lesson on a fresh session; 0 when every
+/// pass runs, every focus node exists and every claim holds, else 1 and the reason.
+int checkLesson(const QString& path) {
+  auto lesson = fb::workbench::readLesson(path.toStdString());
+  if (!lesson.ok()) {
+    std::fprintf(stderr, "error: %s\n", lesson.error().message().c_str());
+    return 1;
+  }
+  auto report = fb::workbench::checkLesson(*lesson);
+  if (!report.ok()) {
+    std::fprintf(stderr, "error: %s\n", report.error().message().c_str());
+    return 1;
+  }
+  std::printf("%s: ok (%zu steps, %zu claims hold)\n", qPrintable(path), report->steps,
+              report->claims);
+  return 0;
+}
+
+/// --lesson FILE --screenshot DIR: every step of the lesson to DIR/step-NN.png.
+int takeLessonScreenshots(fb::gui::MainWindow& window, const QString& lesson, const QString& dir) {
+  const QString error = window.lessons()->openLesson(lesson);
+  if (!error.isEmpty()) {
+    std::fprintf(stderr, "error: %s\n", qPrintable(error));
+    return 1;
+  }
+  QString why;
+  const QStringList files = window.lessons()->saveStepScreenshots(dir, &why);
+  if (files.isEmpty()) {
+    const QString banner = window.bannerText();
+    std::fprintf(stderr, "error: %s%s%s\n", qPrintable(why), banner.isEmpty() ? "" : ": ",
+                 qPrintable(banner));
+    return 1;
+  }
+  for (const QString& f : files)
+    std::printf("%s\n", qPrintable(f));
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   // Screenshots need no display: pick the offscreen platform before QApplication starts.
   for (int i = 1; i < argc; ++i)
-    if (QByteArray(argv[i]) == "--screenshot" && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+    if ((QByteArray(argv[i]) == "--screenshot" || QByteArray(argv[i]) == "--check") &&
+        qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
       qputenv("QT_QPA_PLATFORM", "offscreen");
 
   fb::gui::GuardedApplication app(argc, argv);
@@ -67,10 +109,25 @@ int main(int argc, char** argv) {
   QCommandLineOption screenshot(
       "screenshot", "Render the window and each view to PNG files in DIR, then exit.", "dir");
   QCommandLineOption presentation("presentation", "Larger text everywhere, for a projector.");
+  QCommandLineOption lesson("lesson",
+                            "Open a lesson (.md): its model, its pipeline, its first step. With "
+                            "--screenshot, render every step to DIR/step-NN.png.",
+                            "file");
+  QCommandLineOption check("check", "With --lesson: verify the lesson against this build (its "
+                                    "passes run, its nodes exist, its claims hold), then exit.");
   parser.addOption(passes);
   parser.addOption(presentation);
   parser.addOption(screenshot);
+  parser.addOption(lesson);
+  parser.addOption(check);
   parser.process(app);
+  if (parser.isSet(check)) {
+    if (!parser.isSet(lesson)) {
+      std::fprintf(stderr, "error: --check needs --lesson FILE\n");
+      return 2;
+    }
+    return checkLesson(parser.value(lesson));
+  }
 
   const bool shots = parser.isSet(screenshot);
   fb::gui::MainWindow window(/*persistent=*/!shots);
@@ -86,6 +143,14 @@ int main(int argc, char** argv) {
       return 2;
   }
 
+  if (parser.isSet(lesson)) {
+    if (shots)
+      return takeLessonScreenshots(window, parser.value(lesson), parser.value(screenshot));
+    window.show();
+    if (const QString error = window.lessons()->openLesson(parser.value(lesson)); !error.isEmpty())
+      window.reportFailure(error);
+    return app.exec();
+  }
   if (shots) {
     // Screenshot mode runs outside the event loop's guard: what escapes ends here, in words.
     try {
