@@ -42,8 +42,10 @@ LessonController::LessonController(MainWindow* window, DockManager& docks)
   m_panel = new LessonPanel;
   m_panel->setObjectName("lessonPanel");
   m_dock = docks.addDock("lessons", tr("Lessons"), m_panel, Qt::LeftDockWidgetArea);
+  // Tabbed with the pipeline: the narrative gets the whole column's height, and the Snapshots
+  // timeline still shows where the pipeline is.
   if (QDockWidget* pipeline = docks.dock("pipeline"))
-    window->splitDockWidget(pipeline, m_dock, Qt::Vertical);
+    window->tabifyDockWidget(pipeline, m_dock);
   m_dock->hide(); // the window opens as before; Help > Lessons shows it
 
   connect(m_panel, &LessonPanel::openRequested, this, [this](const QString& path) {
@@ -117,11 +119,7 @@ QString LessonController::openLesson(const QString& path) {
   m_userFaults = enabledFaults();
   m_faultsInForce = *m_userFaults;
   m_lesson = std::move(lesson).value();
-  m_dock->show();
-  m_dock->raise();
-  m_window->resizeDocks({m_dock}, {540}, Qt::Horizontal);
-  if (QDockWidget* pipeline = m_window->docks()->dock("pipeline"))
-    m_window->resizeDocks({pipeline, m_dock}, {220, 760}, Qt::Vertical);
+  arrangeDocks();
   QStringList course;
   for (const std::string& f : workbench::courseLessons(courseFolder().toStdString()))
     course << qs(f);
@@ -129,6 +127,20 @@ QString LessonController::openLesson(const QString& path) {
   m_step = -1;
   goToStep(0);
   return {};
+}
+
+void LessonController::arrangeDocks() {
+  m_dock->show();
+  m_dock->raise();
+  // The lesson's column runs the window's full height, beside the bottom docks: the narrative
+  // is what the class reads.
+  m_window->setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+  // Wide enough for the narrative in large type; sizes apply to a window that is shown.
+  if (!m_window->isVisible())
+    return;
+  m_window->resizeDocks({m_dock}, {600}, Qt::Horizontal);
+  if (QDockWidget* timeline = m_window->docks()->dock("timeline"))
+    m_window->resizeDocks({timeline}, {150}, Qt::Vertical);
 }
 
 void LessonController::openCourse() {
@@ -334,7 +346,20 @@ QStringList LessonController::saveStepScreenshots(const QString& dir, QString* e
     *error = tr("cannot create %1").arg(dir);
     return {};
   }
+  m_window->resize(1920, 1080); // a Full HD projector
   m_window->show();
+  QApplication::processEvents();
+  arrangeDocks();
+  if (qEnvironmentVariableIsSet("FB_DEBUG_SIZES")) {
+    for (QDockWidget* d : m_window->findChildren<QDockWidget*>())
+      qWarning("%s min %d x %d now %d x %d", qPrintable(d->objectName()),
+               d->minimumSizeHint().width(), d->minimumSizeHint().height(), d->width(),
+               d->height());
+    qWarning("central min %d x %d now %d x %d",
+             m_window->centralWidget()->minimumSizeHint().width(),
+             m_window->centralWidget()->minimumSizeHint().height(),
+             m_window->centralWidget()->width(), m_window->centralWidget()->height());
+  }
   QStringList written;
   for (int i = 0; i < int(m_lesson->steps.size()); ++i) {
     goToStep(i);
@@ -349,6 +374,9 @@ QStringList LessonController::saveStepScreenshots(const QString& dir, QString* e
     if (rp->profiles()->isRunning())
       waitFor(rp->profiles(), &ProfileController::finished, 180000);
     m_window->waitForLayouts();
+    if (i == 0)
+      arrangeDocks(); // again, now that the window has its final size
+    QApplication::processEvents();
     if (m_focus) {
       m_window->graphView()->centerOnNode(m_focus);
       m_window->diffView()->selectNode(m_focus);

@@ -72,6 +72,8 @@ Q_SIGNALS:
   void stepFailed(const QString& message);
 
 private:
+  /// Shows the dock in front of its tab neighbour, at a width for large type.
+  void arrangeDocks();
   void continueStep();
   void finishStep();
   void fail(const QString& message);

@@ -61,7 +61,7 @@ LessonPanel::LessonPanel(QWidget* parent) : QWidget(parent) {
   layout->addWidget(m_narrative, 1);
   layout->addWidget(m_return);
   layout->addLayout(buttons);
-  setNarrativePointSize(16);
+  setNarrativePointSize(15);
   m_lesson->setStyleSheet("QLabel { color: #5f6368; }");
   m_return->setStyleSheet(
       "QPushButton { background: #FEF7E0; border: 1px solid #F9AB00; padding: 6px; }");
