@@ -83,6 +83,8 @@ LessonController::LessonController(MainWindow* window, DockManager& docks)
     else
       continueStep();
   });
+  connect(m_coordinator, &Coordinator::numericDiffFinished, this,
+          [this] { m_numericPending = false; });
   connect(m_coordinator, &Coordinator::snapshotChanged, this, &LessonController::onExplored);
   connect(m_coordinator, &Coordinator::selectionChanged, this, &LessonController::onExplored);
   // A model the user opens ends the lesson (its steps are about another model).
@@ -249,6 +251,13 @@ void LessonController::showView(const workbench::LessonStep& step) {
     m_window->diffView()->setOverlay(step.view == LessonView::Overlay);
     if (m_focus)
       m_window->diffView()->selectNode(m_focus);
+    // A step that claims something about the numbers shows them: the numeric diff runs.
+    if (std::any_of(step.claims.begin(), step.claims.end(), [](const workbench::LessonClaim& c) {
+          return c.metric.rfind("numeric.", 0) == 0;
+        })) {
+      m_numericPending = true;
+      m_coordinator->runNumericDiff(int(step.compare.first), int(step.compare.second));
+    }
     return;
   case LessonView::Graph:
     m_window->showGraphTab();
@@ -256,6 +265,10 @@ void LessonController::showView(const workbench::LessonStep& step) {
   case LessonView::Code:
     m_window->showGraphTab();
     raise(m_window->codeDocks()->codeDock());
+    // The code is the slide: most of the column's height for it.
+    if (QDockWidget* inspector = m_window->docks()->dock("inspector"))
+      m_window->resizeDocks({inspector, m_window->codeDocks()->codeDock()}, {150, 900},
+                            Qt::Vertical);
     return;
   case LessonView::Schedule:
     m_window->showGraphTab();
@@ -350,16 +363,6 @@ QStringList LessonController::saveStepScreenshots(const QString& dir, QString* e
   m_window->show();
   QApplication::processEvents();
   arrangeDocks();
-  if (qEnvironmentVariableIsSet("FB_DEBUG_SIZES")) {
-    for (QDockWidget* d : m_window->findChildren<QDockWidget*>())
-      qWarning("%s min %d x %d now %d x %d", qPrintable(d->objectName()),
-               d->minimumSizeHint().width(), d->minimumSizeHint().height(), d->width(),
-               d->height());
-    qWarning("central min %d x %d now %d x %d",
-             m_window->centralWidget()->minimumSizeHint().width(),
-             m_window->centralWidget()->minimumSizeHint().height(),
-             m_window->centralWidget()->width(), m_window->centralWidget()->height());
-  }
   QStringList written;
   for (int i = 0; i < int(m_lesson->steps.size()); ++i) {
     goToStep(i);
@@ -367,7 +370,10 @@ QStringList LessonController::saveStepScreenshots(const QString& dir, QString* e
       *error = tr("%1: step %2 could not be shown").arg(qs(m_lesson->path)).arg(i + 1);
       return {};
     }
-    // The back-half views compute in the background: wait for what the slide shows.
+    // The numeric diff and the back-half views compute in the background: wait for what the
+    // slide shows.
+    if (m_numericPending)
+      waitFor(m_coordinator, &Coordinator::numericDiffFinished, 120000);
     RunProfileDocks* rp = m_window->runProfile();
     if (rp->planner()->isRunning())
       waitFor(rp->planner(), &MemoryPlanner::planned, 60000);

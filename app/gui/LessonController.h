@@ -91,6 +91,7 @@ private:
   bool m_busy = false;
   bool m_away = false;
   bool m_failed = false;
+  bool m_numericPending = false; ///< the step started a numeric diff that has not finished
   NodeId m_focus = 0;
   /// The faults the session's snapshots were computed under, and the user's own faults from
   /// before the lesson (restored when it closes).
