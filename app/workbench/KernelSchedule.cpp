@@ -40,7 +40,9 @@ void collectLoops(const cg::StmtPtr& s, int depth, std::vector<LoopDescription>&
   case cg::Stmt::Kind::Alloc:
     collectLoops(s->body, depth, out);
     return;
-  case cg::Stmt::Kind::Store: return;
+  case cg::Stmt::Kind::Store:
+  case cg::Stmt::Kind::Barrier:
+    return;
   }
 }
 

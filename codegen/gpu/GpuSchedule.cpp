@@ -1,6 +1,7 @@
 // GPU schedules: each top-level nest is a launch; its outer independent loops are fused into one
 // loop over the GPU's threads.
 #include "codegen/gpu/GpuSchedule.h"
+#include "codegen/gpu/GpuScheduleInternal.h"
 #include "codegen/loops/LoopPrinter.h"
 #include "codegen/loops/ScheduleInternal.h"
 #include "codegen/loops/ScheduleOverride.h"
@@ -12,7 +13,7 @@
 
 namespace fb::cg {
 
-namespace {
+namespace gpu_detail {
 
 using namespace schedule_detail;
 
@@ -20,7 +21,6 @@ bool isVarNamed(const ExprPtr& e, const std::string& name) {
   return e && e->kind == Expr::Kind::Var && e->name == name;
 }
 
-/// Calls fn on every Load in e.
 void forEachLoad(const ExprPtr& e, const std::function<void(const Expr&)>& fn) {
   if (!e)
     return;
@@ -29,6 +29,8 @@ void forEachLoad(const ExprPtr& e, const std::function<void(const Expr&)>& fn) {
   for (const ExprPtr& o : e->operands)
     forEachLoad(o, fn);
 }
+
+namespace {
 
 /// True when every load inside `loop` of an argument the loop also stores to reads through the
 /// same view at the same indices as a store there: each iteration reads only elements it writes
@@ -67,10 +69,13 @@ bool readsOnlyOwnWrites(const Stmt& loop) {
   return ok;
 }
 
-/// True when the iterations of `loop` may run on different GPU threads in any order.
+} // namespace
+
 bool threadsIndependent(const Stmt& loop) {
   return iterationsIndependent(loop) && readsOnlyOwnWrites(loop);
 }
+
+namespace {
 
 /// True when `e` is an injective function of `v` alone: v, or v plus, minus or times (non-zero)
 /// constants, nested (the channel offset of a Concat, the stride of a strided write).
@@ -93,9 +98,8 @@ bool injectiveIn(const ExprPtr& e, const std::string& v) {
   }
 }
 
-/// True when every store to an argument buffer inside `body` has, for each of `vars`, an index
-/// that is an injective function of that variable alone: iterations with different values of
-/// the variables then write disjoint elements, whatever the other indices are.
+} // namespace
+
 bool writesThroughPlainIndices(const StmtPtr& body, const std::vector<std::string>& vars) {
   bool ok = true, any = false;
   forEachStmt(body, [&](const Stmt& x) {
@@ -111,6 +115,13 @@ bool writesThroughPlainIndices(const StmtPtr& body, const std::vector<std::strin
   });
   return ok && any;
 }
+
+} // namespace gpu_detail
+
+namespace {
+
+using namespace schedule_detail;
+using namespace gpu_detail;
 
 /// The perfectly nested loops at the top of `nest` whose iterations may all run on different
 /// threads, outermost first: the chain stops at the first loop that is not independent, not
@@ -311,11 +322,19 @@ StmtPtr scheduleNestForGpu(const StmtPtr& nestIn, const GpuScheduleOptions& opti
   if (nest->kind == Stmt::Kind::For && nest->extent->isIntConst(&extent) && extent > 1 &&
       threadsIndependent(*nest)) {
     std::vector<const Stmt*> chain = independentChain(nest);
-    return mapChainToThreads(chain, cacheReductions(chain.back()->body), options);
+    StmtPtr body = cacheReductions(chain.back()->body);
+    if (auto p = blockReduceRows(chain, body, options))
+      return p->body;
+    if (auto p = tileThroughSharedMemory(chain, body, options))
+      return p->body;
+    return mapChainToThreads(chain, body, options);
   }
-  // No loop to spread: the whole nest runs in the launch's first thread.
-  return forLoop("gpu_thread", intImm(0), intImm(1), ForKind::GpuThreads, cacheReductions(nest),
-                 "one thread");
+  // No loop to spread: a reduction to one element runs in one block (its threads splitting
+  // the reduction) where it can, else the whole nest runs in the launch's first thread.
+  StmtPtr body = cacheReductions(nest);
+  if (auto p = blockReduceRows({}, body, options))
+    return p->body;
+  return forLoop("gpu_thread", intImm(0), intImm(1), ForKind::GpuThreads, body, "one thread");
 }
 
 Expected<std::vector<GpuLaunch>> gpuLaunchesOf(const Kernel& kernel, size_t kernelIndex,
@@ -353,10 +372,17 @@ Expected<std::vector<GpuLaunch>> gpuLaunchesOf(const Kernel& kernel, size_t kern
     StmtPtr scheduled = scheduleNestForGpu(nests[i], options);
     int64_t threads = 1;
     scheduled->extent->isIntConst(&threads);
+    int64_t blockThreads = 0; // the threads of a block program (GpuBlocks around GpuLanes)
+    if (scheduled->forKind == ForKind::GpuBlocks)
+      forEachStmt(scheduled, [&](const Stmt& x) {
+        if (x.kind == Stmt::Kind::For && x.forKind == ForKind::GpuLanes)
+          x.extent->isIntConst(&blockThreads);
+      });
     // Consecutive nests that each run on one thread run one after the other on that thread:
     // the same order as separate launches, in one (a Split into 3,000 single values is then
     // one kernel, not 3,000).
-    if (threads == 1 && !launches.empty() && launches.back().threads == 1) {
+    if (threads == 1 && scheduled->forKind == ForKind::GpuThreads && !launches.empty() &&
+        launches.back().threads == 1 && launches.back().code.body->forKind == ForKind::GpuThreads) {
       auto merged = std::make_shared<Stmt>(*launches.back().code.body);
       merged->body = block({merged->body, scheduled->body});
       launches.back().code.body = merged;
@@ -368,6 +394,13 @@ Expected<std::vector<GpuLaunch>> gpuLaunchesOf(const Kernel& kernel, size_t kern
     launch.code.gemm.reset();
     launch.code.name = nests.size() == 1 ? kernel.name : kernel.name + "_s" + std::to_string(i);
     launch.code.body = scheduled;
+    if (blockThreads > 0) {
+      launch.threads = threads * blockThreads;
+      launch.blockSize = unsigned(blockThreads);
+      launch.blocks = unsigned(std::min<int64_t>(threads, options.maxBlocks));
+      launches.push_back(std::move(launch));
+      continue;
+    }
     launch.threads = std::max<int64_t>(threads, 1);
     int64_t block = std::min<int64_t>(options.blockSize, (launch.threads + 31) / 32 * 32);
     launch.blockSize = unsigned(block);
@@ -391,8 +424,11 @@ std::string gpuLoopsText(const std::vector<Kernel>& kernels,
     os << ": " << count << (count == 1 ? " launch\n" : " launches\n");
     for (; next < launches.size() && launches[next].kernel == k; ++next) {
       const GpuLaunch& l = launches[next];
-      os << "# launch " << l.code.name << ": grid " << l.blocks << " x block " << l.blockSize
-         << " threads for " << l.threads << (l.threads == 1 ? " iteration\n" : " iterations\n");
+      os << "# launch " << l.code.name << ": grid " << l.blocks << " x block " << l.blockSize;
+      if (l.code.body && l.code.body->forKind == ForKind::GpuBlocks)
+        os << " threads, " << l.threads / l.blockSize << " blocks of work\n";
+      else
+        os << " threads for " << l.threads << (l.threads == 1 ? " iteration\n" : " iterations\n");
       os << printKernel(l.code);
     }
     os << "\n";

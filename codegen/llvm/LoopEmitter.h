@@ -193,8 +193,16 @@ private:
                       llvm::Value* lo, llvm::Value* hi, llvm::Value* step = nullptr,
                       llvm::Value* start = nullptr);
   /// A ForKind::GpuThreads loop: thread ctaid * ntid + tid of nctaid * ntid threads runs
-  /// iterations lo + thread, lo + thread + threads, ... below hi.
+  /// iterations lo + thread, lo + thread + threads, ... below hi. A ForKind::GpuBlocks loop:
+  /// block ctaid of nctaid runs iterations lo + ctaid, lo + ctaid + nctaid, ...
   void emitGridStride(const Stmt& s, const std::string& label);
+  /// A ForKind::GpuLanes loop: its variable is the thread's index in the block (tid.x) and its
+  /// body runs once on every thread; the launch's block size is the loop's extent.
+  void emitBlockThreads(const Stmt& s);
+  /// bar.sync 0 (llvm.nvvm.barrier0).
+  void emitBarrier();
+  /// An Alloc of a Shared buffer: an array in address space 3, one per block.
+  void emitSharedAlloc(const Stmt& s);
   void emitParallel(const Stmt& s, const std::string& label);
   void emitWidened(const Stmt& s, int lanes);
   void emitIf(const Stmt& s);

@@ -134,6 +134,9 @@ bool canWiden(const StmtPtr& body, const std::string& var) {
         privateLocals.insert(s->buffer->name);
       walk(s->body);
       break;
+    case Stmt::Kind::Barrier:
+      ok = false;
+      break;
     }
   };
   walk(body);
@@ -252,6 +255,8 @@ bool reducesDirectly(const StmtPtr& body, const std::string& loopVar) {
   case Stmt::Kind::If:
     return reducesDirectly(body->thenBody, loopVar) || reducesDirectly(body->elseBody, loopVar);
   case Stmt::Kind::For: return false; // the update belongs to the inner loop
+  case Stmt::Kind::Barrier:
+    return false;
   }
   return false;
 }
@@ -302,7 +307,8 @@ int64_t straightLineStores(const StmtPtr& s) {
   case Stmt::Kind::For:
     if (s->forKind == ForKind::Unrolled && s->extent && s->extent->kind == Expr::Kind::IntImm)
       n = std::min(s->extent->intValue, kMaxStraightLineStores + 1) * straightLineStores(s->body);
-    else if (s->forKind == ForKind::GpuThreads) // each thread's body is one straight run
+    else if (s->forKind == ForKind::GpuThreads || s->forKind == ForKind::GpuBlocks ||
+             s->forKind == ForKind::GpuLanes) // each thread's body is one straight run
       n = straightLineStores(s->body);
     break;
   case Stmt::Kind::Block:
@@ -313,6 +319,8 @@ int64_t straightLineStores(const StmtPtr& s) {
   case Stmt::Kind::If: n = straightLineStores(s->thenBody) + straightLineStores(s->elseBody); break;
   case Stmt::Kind::Let:
   case Stmt::Kind::Alloc: n = straightLineStores(s->body); break;
+  case Stmt::Kind::Barrier:
+    break;
   }
   return std::min(n, kMaxStraightLineStores + 1);
 }
@@ -424,6 +432,9 @@ void Emitter::emitStmt(const StmtPtr& s) {
   case Stmt::Kind::If: emitIf(*s); return;
   case Stmt::Kind::Let: emitLet(*s); return;
   case Stmt::Kind::Alloc: emitAlloc(*s); return;
+  case Stmt::Kind::Barrier:
+    emitBarrier();
+    return;
   }
   __builtin_unreachable();
 }
@@ -441,9 +452,12 @@ void Emitter::emitFor(const Stmt& s) {
     return fail("loop " + s.var + " has bounds that differ per vector lane");
   int64_t extent = 0;
   bool constExtent = s.extent->isIntConst(&extent);
-  if (s.forKind == ForKind::GpuThreads) {
+  if (s.forKind == ForKind::GpuThreads || s.forKind == ForKind::GpuBlocks ||
+      s.forKind == ForKind::GpuLanes) {
     if (!m_options.gpu || m_lanes != 0)
       return fail("loop " + s.var + " runs on GPU threads, which only GPU code has");
+    if (s.forKind == ForKind::GpuLanes)
+      return emitBlockThreads(s);
     return emitGridStride(s, label);
   }
   if (s.forKind == ForKind::Parallel && m_options.parallel && !m_options.gpu && !m_fs.inClosure &&
@@ -486,24 +500,6 @@ void Emitter::emitFor(const Stmt& s) {
     m_b.setFastMathFlags(fmf);
   }
   emitSerialLoop(s, label, md, lo, hi);
-}
-
-void Emitter::emitGridStride(const Stmt& s, const std::string& label) {
-  auto sreg = [&](llvm::Intrinsic::ID id, const char* name) {
-    llvm::Value* v = m_b.CreateIntrinsic(id, {}, {}, nullptr, name);
-    return m_b.CreateZExt(v, m_b.getInt64Ty());
-  };
-  llvm::Value* tid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, "tid.x");
-  llvm::Value* ntid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, "ntid.x");
-  llvm::Value* ctaid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "ctaid.x");
-  llvm::Value* nctaid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x, "nctaid.x");
-  llvm::Value* thread =
-      m_b.CreateAdd(m_b.CreateMul(ctaid, ntid, "", true, true), tid, s.var + ".thread", true, true);
-  llvm::Value* threads = m_b.CreateMul(nctaid, ntid, s.var + ".threads", true, true);
-  llvm::Value* lo = emitExpr(s.min);
-  llvm::Value* hi = m_b.CreateAdd(lo, emitExpr(s.extent), s.var + ".end", false, true);
-  llvm::Value* start = m_b.CreateAdd(lo, thread, s.var + ".first", true, true);
-  emitSerialLoop(s, label, nullptr, lo, hi, threads, start);
 }
 
 void Emitter::emitSerialLoop(const Stmt& s, const std::string& label, llvm::MDNode* loopMd,
@@ -737,6 +733,8 @@ void Emitter::emitLet(const Stmt& s) {
 }
 
 void Emitter::emitAlloc(const Stmt& s) {
+  if (s.buffer && s.buffer->kind == Buffer::Kind::Shared)
+    return emitSharedAlloc(s);
   if (!s.buffer || s.buffer->kind != Buffer::Kind::Local)
     return fail("an alloc without a local buffer");
   const Buffer& buf = *s.buffer;

@@ -373,7 +373,7 @@ std::optional<Range> Emitter::rangeOf(const ExprPtr& e) {
 
 int64_t Emitter::storageElements(const Buffer& buf) const {
   int64_t elemBytes = int64_t(dtypeSize(buf.dtype));
-  if (buf.kind == Buffer::Kind::Local) {
+  if (buf.kind != Buffer::Kind::Arg) {
     auto it = m_localElements.find(buf.name);
     return it == m_localElements.end() ? -1 : it->second;
   }

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <unordered_map>
 
 namespace fb::cg {
 
@@ -50,6 +52,8 @@ public:
       return Status::success();
     switch (s->kind) {
     case Stmt::Kind::For: {
+      if (s->forKind == ForKind::GpuLanes && hasBarrier(s->body))
+        return runInLockStep(*s);
       FB_ASSIGN_OR_RETURN(Val lo, eval(s->min));
       FB_ASSIGN_OR_RETURN(Val n, eval(s->extent));
       m_vars.push_back({s->var, {}});
@@ -57,11 +61,25 @@ public:
       m_vars[slot].second = Val{Lane{}};
       // The threads of a GPU launch run in no particular order: in reverse here, so that an
       // iteration that reads what another writes gives a wrong result instead of passing.
-      const bool reverse = s->forKind == ForKind::GpuThreads;
+      const bool reverse = s->forKind == ForKind::GpuThreads || s->forKind == ForKind::GpuBlocks ||
+                           s->forKind == ForKind::GpuLanes;
+      // The threads of a block with no barrier: one phase of shared-memory accesses.
+      const bool lanes = s->forKind == ForKind::GpuLanes;
+      m_phase += lanes;
       for (int64_t k = 0; k < n[0].i; ++k) {
         int64_t i = reverse ? lo[0].i + n[0].i - 1 - k : lo[0].i + k;
         m_vars[slot].second[0] = Lane{double(i), i};
-        FB_TRY(run(s->body));
+        if (lanes)
+          m_thread = int32_t(k);
+        Status st = run(s->body);
+        if (!st.ok()) {
+          m_thread = -1;
+          return st;
+        }
+      }
+      if (lanes) {
+        m_thread = -1;
+        m_sharedAccess.clear();
       }
       m_vars.pop_back();
       return Status::success();
@@ -75,6 +93,8 @@ public:
         if (m_failed)
           return takeError();
         FB_ASSIGN_OR_RETURN(std::byte * p, addressS(*s->buffer, idx));
+        if (!noteShared(*s->buffer, p, true))
+          return takeError();
         writeElement(p, s->buffer->dtype, v);
         return Status::success();
       }
@@ -89,6 +109,8 @@ public:
         lanes = std::max(lanes, x.size());
       for (size_t l = 0; l < lanes; ++l) {
         FB_ASSIGN_OR_RETURN(std::byte * p, address(*s->buffer, idx, l));
+        if (!noteShared(*s->buffer, p, true))
+          return takeError();
         writeElement(p, s->buffer->dtype, v[v.size() == 1 ? 0 : l]);
       }
       return Status::success();
@@ -118,17 +140,231 @@ public:
     }
     case Stmt::Kind::Alloc: {
       const Buffer& b = *s->buffer;
-      std::vector<std::byte> bytes(size_t(b.numElements()) * dtypeSize(b.dtype));
+      // Shared memory starts as all-ones bytes (NaN for floats), so reading an element no
+      // thread of the block wrote shows in the result.
+      std::vector<std::byte> bytes(size_t(b.numElements()) * dtypeSize(b.dtype),
+                                   b.kind == Buffer::Kind::Shared ? std::byte{0xff} : std::byte{0});
       m_locals.push_back({b.name, Storage{bytes.data(), b.numElements(), b.dtype}});
       Status st = run(s->body);
       m_locals.pop_back();
       return st;
     }
+    case Stmt::Kind::Barrier:
+      return makeError("loop IR: a barrier outside the threads of a GPU block (gpu_lanes)");
     }
     return makeError("loop IR: unknown statement kind");
   }
 
 private:
+  // ---- the threads of a GPU block, run in lock step from barrier to barrier ----
+
+  /// One thread of a block: its variables and locals while it waits at a barrier, the storage
+  /// of its locals allocated around a barrier, and where it waits (a position per enclosing
+  /// statement: a Block's child, a loop's iteration, 0 for a Let or an Alloc).
+  /// Who touched an element of shared memory since the last barrier (phase): the writer and a
+  /// reader (-2: several), -1 for none.
+  struct SharedAccess {
+    int64_t phase = -1;
+    int32_t writer = -1, reader = -1;
+  };
+
+  struct BlockThread {
+    std::vector<std::pair<std::string, Val>> vars;
+    std::vector<std::pair<std::string, Storage>> locals;
+    std::vector<std::unique_ptr<std::vector<std::byte>>> owned;
+    std::vector<int64_t> waitsAt;
+    bool done = false;
+  };
+
+  /// Between two barriers, the threads of a block may not share an element of shared memory
+  /// that one of them writes (whatever order they ran in here, a GPU could run them in
+  /// another): false, with the race as the error, when the current thread's access would.
+  bool noteShared(const Buffer& b, const std::byte* p, bool write) {
+    if (b.kind != Buffer::Kind::Shared || m_thread < 0)
+      return true;
+    const Storage* st = storageOf(b);
+    if (!st)
+      return false;
+    std::vector<SharedAccess>& table = m_sharedAccess[st->data];
+    table.resize(size_t(st->elements));
+    const size_t e = size_t(p - st->data) / dtypeSize(b.dtype);
+    SharedAccess& a = table[e];
+    if (a.phase != m_phase)
+      a = SharedAccess{m_phase, -1, -1};
+    int32_t other = -1;
+    if (a.writer >= 0 && a.writer != m_thread)
+      other = a.writer;
+    else if (write && a.reader != -1 && a.reader != m_thread)
+      other = a.reader;
+    if (other != -1) {
+      fail("loop IR: GPU threads " + std::to_string(m_thread) + " and " +
+           (other >= 0 ? std::to_string(other) : std::string("others")) + " of a block " +
+           (write || a.writer >= 0 ? "write and access" : "access") + " element " +
+           std::to_string(e) + " of shared " + b.name +
+           " between the same two barriers: a barrier is missing");
+      return false;
+    }
+    if (write)
+      a.writer = m_thread;
+    else
+      a.reader = a.reader == -1 || a.reader == m_thread ? m_thread : -2;
+    return true;
+  }
+
+  bool hasBarrier(const StmtPtr& s) {
+    if (!s)
+      return false;
+    auto it = m_hasBarrier.find(s.get());
+    if (it != m_hasBarrier.end())
+      return it->second;
+    bool found = false;
+    forEachStmt(s, [&](const Stmt& x) { found |= x.kind == Stmt::Kind::Barrier; });
+    m_hasBarrier.emplace(s.get(), found);
+    return found;
+  }
+
+  /// A GpuLanes loop whose body has barriers: each thread (in reverse order) runs until it
+  /// reaches a barrier, then the next; when all wait at the same barrier they go on from there.
+  /// A thread that reads what another writes before the barrier that should order them reads
+  /// the old value, as it may on a GPU.
+  Status runInLockStep(const Stmt& s) {
+    FB_ASSIGN_OR_RETURN(Val lo, eval(s.min));
+    FB_ASSIGN_OR_RETURN(Val n, eval(s.extent));
+    const int64_t count = n[0].i;
+    if (count < 1 || count > 1024)
+      return makeError("loop IR: a GPU block of ", count, " threads (1 to 1024)");
+    std::vector<BlockThread> threads(static_cast<size_t>(count));
+    for (int64_t t = 0; t < count; ++t) {
+      threads[size_t(t)].vars = m_vars;
+      threads[size_t(t)].vars.push_back({s.var, Val{Lane{double(lo[0].i + t), lo[0].i + t}}});
+      threads[size_t(t)].locals = m_locals;
+    }
+    std::swap(m_vars, m_blockVars);
+    std::swap(m_locals, m_blockLocals);
+    Status result = Status::success();
+    for (bool waiting = true; waiting && result.ok();) {
+      waiting = false;
+      int64_t finished = -1, waiter = -1;
+      for (int64_t t = count; t-- > 0;) {
+        BlockThread& th = threads[size_t(t)];
+        if (th.done)
+          continue;
+        std::swap(m_vars, th.vars);
+        std::swap(m_locals, th.locals);
+        m_owned = &th.owned;
+        m_thread = int32_t(t);
+        m_resume = th.waitsAt;
+        m_resuming = !m_resume.empty();
+        m_path.clear();
+        m_parked = false;
+        Status st = runToBarrier(s.body, 0);
+        std::swap(m_vars, th.vars);
+        std::swap(m_locals, th.locals);
+        if (!st.ok()) {
+          result = st.error().withContext("GPU thread " + std::to_string(t));
+          break;
+        }
+        th.done = !m_parked;
+        th.waitsAt = m_path;
+        (th.done ? finished : waiter) = t;
+      }
+      ++m_phase; // every thread is at the barrier (or done): a new phase of shared accesses
+      if (!result.ok() || waiter < 0)
+        break;
+      waiting = true;
+      if (finished >= 0)
+        result = makeError("loop IR: GPU thread ", finished, " of a block finished while thread ",
+                           waiter, " waits at a barrier");
+      for (const BlockThread& th : threads)
+        if (result.ok() && !th.done && th.waitsAt != threads[size_t(waiter)].waitsAt)
+          result = makeError("loop IR: the threads of a GPU block wait at different barriers "
+                             "(a barrier in a loop whose trip count differs between threads)");
+    }
+    std::swap(m_vars, m_blockVars);
+    std::swap(m_locals, m_blockLocals);
+    m_blockVars.clear();
+    m_blockLocals.clear();
+    m_owned = nullptr;
+    m_thread = -1;
+    m_sharedAccess.clear(); // the block's shared arrays end with it
+    return result;
+  }
+
+  /// Runs `s` (which holds a barrier) for the current thread until it reaches a barrier
+  /// (m_parked, with m_path saying where) or its end; while m_resuming it first goes down
+  /// m_resume to the barrier it waited at and continues after it.
+  Status runToBarrier(const StmtPtr& s, size_t depth) {
+    const bool resuming = m_resuming && depth < m_resume.size();
+    switch (s->kind) {
+    case Stmt::Kind::Barrier:
+      if (m_resuming)
+        m_resuming = false; // the barrier this thread waited at: go on after it
+      else
+        m_parked = true;
+      return Status::success();
+    case Stmt::Kind::Block:
+      for (size_t i = resuming ? size_t(m_resume[depth]) : 0; i < s->stmts.size(); ++i) {
+        if (!hasBarrier(s->stmts[i])) {
+          FB_TRY(run(s->stmts[i]));
+          continue;
+        }
+        m_path.push_back(int64_t(i));
+        FB_TRY(runToBarrier(s->stmts[i], depth + 1));
+        if (m_parked)
+          return Status::success();
+        m_path.pop_back();
+      }
+      return Status::success();
+    case Stmt::Kind::For: {
+      FB_ASSIGN_OR_RETURN(Val lo, eval(s->min));
+      FB_ASSIGN_OR_RETURN(Val n, eval(s->extent));
+      if (!resuming)
+        m_vars.push_back({s->var, Val{Lane{}}});
+      size_t slot = m_vars.size();
+      while (slot-- > 0 && m_vars[slot].first != s->var) {
+      }
+      for (int64_t k = resuming ? m_resume[depth] : 0; k < n[0].i; ++k) {
+        m_vars[slot].second = Val{Lane{double(lo[0].i + k), lo[0].i + k}};
+        m_path.push_back(k);
+        FB_TRY(runToBarrier(s->body, depth + 1));
+        if (m_parked)
+          return Status::success();
+        m_path.pop_back();
+      }
+      m_vars.pop_back();
+      return Status::success();
+    }
+    case Stmt::Kind::Let:
+    case Stmt::Kind::Alloc:
+      if (!resuming && s->kind == Stmt::Kind::Let) {
+        FB_ASSIGN_OR_RETURN(Val v, eval(s->value));
+        m_vars.push_back({s->var, std::move(v)});
+      } else if (!resuming) {
+        const Buffer& b = *s->buffer;
+        if (b.kind == Buffer::Kind::Shared)
+          return makeError("loop IR: shared buffer ", b.name, " allocated by each GPU thread");
+        m_owned->push_back(
+            std::make_unique<std::vector<std::byte>>(size_t(b.numElements()) * dtypeSize(b.dtype)));
+        m_locals.push_back({b.name, Storage{m_owned->back()->data(), b.numElements(), b.dtype}});
+      }
+      m_path.push_back(0);
+      FB_TRY(runToBarrier(s->body, depth + 1));
+      if (m_parked)
+        return Status::success();
+      m_path.pop_back();
+      if (s->kind == Stmt::Kind::Let)
+        m_vars.pop_back();
+      else
+        m_locals.pop_back();
+      return Status::success();
+    case Stmt::Kind::If:
+      return makeError("loop IR: a barrier under an If (not every GPU thread may reach it)");
+    case Stmt::Kind::Store:
+      break;
+    }
+    return makeError("loop IR: unknown statement kind");
+  }
+
   static bool allScalar(const Expr& e) {
     if (e.type.lanes != 1 || e.kind == Expr::Kind::Ramp || e.kind == Expr::Kind::Broadcast)
       return false;
@@ -195,7 +431,10 @@ private:
         fail("loop IR: element " + std::to_string(off) + " outside " + b.name);
         return Lane{};
       }
-      return readElement(st->data + size_t(off) * dtypeSize(b.dtype), b.dtype);
+      const std::byte* p = st->data + size_t(off) * dtypeSize(b.dtype);
+      if (!noteShared(b, p, false))
+        return Lane{};
+      return readElement(p, b.dtype);
     }
     case Expr::Kind::Unary:
       return normalize(unaryLane(e.unaryOp, evalS(*e.operands[0]), e.type.isFloat()), e.type);
@@ -447,6 +686,8 @@ private:
       Val r;
       for (size_t l = 0; l < lanes; ++l) {
         FB_ASSIGN_OR_RETURN(std::byte * p, address(*e->buffer, idx, l));
+        if (!noteShared(*e->buffer, p, false))
+          return takeError().error();
         r.push_back(readElement(p, e->buffer->dtype));
       }
       return r;
@@ -509,6 +750,17 @@ private:
   std::vector<std::pair<std::string, Val>> m_vars;
   bool m_failed = false;
   std::string m_error;
+  // Lock-step state (runInLockStep): the block's variables and locals while its threads run,
+  // the running thread's locals storage, where it resumes and where it stopped.
+  std::vector<std::pair<std::string, Val>> m_blockVars;
+  std::vector<std::pair<std::string, Storage>> m_blockLocals;
+  std::vector<std::unique_ptr<std::vector<std::byte>>>* m_owned = nullptr;
+  std::vector<int64_t> m_resume, m_path;
+  bool m_resuming = false, m_parked = false;
+  std::unordered_map<const Stmt*, bool> m_hasBarrier;
+  int32_t m_thread = -1; // the block thread running in lock step, else -1
+  int64_t m_phase = 0;
+  std::unordered_map<const std::byte*, std::vector<SharedAccess>> m_sharedAccess;
 };
 
 } // namespace

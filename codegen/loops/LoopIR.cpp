@@ -34,6 +34,13 @@ BufferPtr makeArgBuffer(std::string name, int arg, DType dtype, std::vector<int6
   return b;
 }
 
+BufferPtr makeSharedBuffer(std::string name, DType dtype, std::vector<int64_t> sizes) {
+  auto b =
+      std::const_pointer_cast<Buffer>(makeLocalBuffer(std::move(name), dtype, std::move(sizes)));
+  b->kind = Buffer::Kind::Shared;
+  return b;
+}
+
 BufferPtr makeLocalBuffer(std::string name, DType dtype, std::vector<int64_t> sizes) {
   auto b = std::make_shared<Buffer>();
   b->name = std::move(name);
@@ -118,6 +125,10 @@ const char* forKindName(ForKind kind) {
   case ForKind::Unrolled: return "unrolled";
   case ForKind::GpuThreads:
     return "gpu_threads";
+  case ForKind::GpuBlocks:
+    return "gpu_blocks";
+  case ForKind::GpuLanes:
+    return "gpu_lanes";
   }
   assert(false && "unknown loop kind");
   return "?";
@@ -336,11 +347,15 @@ StmtPtr let(std::string v, ExprPtr value, StmtPtr body) {
 }
 
 StmtPtr alloc(BufferPtr localBuffer, StmtPtr body) {
-  assert(localBuffer->kind == Buffer::Kind::Local && "alloc of a non-local buffer");
+  assert(localBuffer->kind != Buffer::Kind::Arg && "alloc of an argument");
   auto s = newStmt(Stmt::Kind::Alloc);
   s->buffer = std::move(localBuffer);
   s->body = std::move(body);
   return s;
+}
+
+StmtPtr barrier() {
+  return newStmt(Stmt::Kind::Barrier);
 }
 
 StmtPtr withComment(const StmtPtr& s, std::string comment) {
@@ -416,6 +431,8 @@ StmtPtr substitute(const StmtPtr& s, const std::string& name, const ExprPtr& rep
       c->body = substitute(s->body, name, replacement);
     break;
   case Stmt::Kind::Alloc: c->body = substitute(s->body, name, replacement); break;
+  case Stmt::Kind::Barrier:
+    break;
   }
   return c;
 }
@@ -519,6 +536,8 @@ bool usesVar(const StmtPtr& s, const std::string& name) {
     return usesVar(s->cond, name) || usesVar(s->thenBody, name) || usesVar(s->elseBody, name);
   case Stmt::Kind::Let: return usesVar(s->value, name) || (s->var != name && usesVar(s->body, name));
   case Stmt::Kind::Alloc: return usesVar(s->body, name);
+  case Stmt::Kind::Barrier:
+    return false;
   }
   return false;
 }
@@ -539,7 +558,9 @@ void forEachStmt(const StmtPtr& s, const std::function<void(const Stmt&)>& fn) {
     forEachStmt(s->thenBody, fn);
     forEachStmt(s->elseBody, fn);
     break;
-  case Stmt::Kind::Store: break;
+  case Stmt::Kind::Store:
+  case Stmt::Kind::Barrier:
+    break;
   }
 }
 

@@ -30,6 +30,16 @@
 //   launch (a grid-stride loop: thread t of T runs t, t + T, ...); only at the top of a GPU
 //   launch's body (codegen/gpu/GpuSchedule.h). On the CPU the evaluator runs the iterations in
 //   reverse order, so that one that depends on another shows up as a wrong result.
+// - ForKind::GpuBlocks: the iterations are independent thread blocks of a GPU launch (a
+//   grid-stride loop over the launch's blocks); only at the top of a launch's body. Its body is
+//   the block's program: Allocs of Shared buffers around one ForKind::GpuLanes loop.
+// - ForKind::GpuLanes: the threads of one block; the extent is the launch's block size and the
+//   variable is the thread's index in the block. The body runs on every thread at once (SPMD),
+//   and a Barrier in it makes every thread of the block wait until all have reached it (writes
+//   to shared memory before it are seen by every thread after it). A Barrier must be reached by
+//   all threads: it is never under an If, nor in a loop whose bounds differ between threads.
+//   The evaluator runs the threads one after another (in reverse) from barrier to barrier, so a
+//   missing barrier shows up as a wrong result.
 #pragma once
 
 #include "core/DType.h"
@@ -64,6 +74,9 @@ struct Buffer {
   enum class Kind : uint8_t {
     Arg,   ///< Kernel::args[arg]
     Local, ///< created by an Alloc statement; lives for the Alloc's body
+    /// A GPU block's shared memory (address space 3): created by an Alloc inside a GpuBlocks
+    /// loop and outside its GpuLanes loop, one array per block seen by all of its threads.
+    Shared,
   };
   std::string name;              ///< printed name; unique per view within a kernel
   Kind kind = Kind::Arg;
@@ -85,6 +98,8 @@ using BufferPtr = std::shared_ptr<const Buffer>;
 BufferPtr makeArgBuffer(std::string name, int arg, DType dtype, std::vector<int64_t> sizes);
 /// A row-major local scratch buffer (for an Alloc).
 BufferPtr makeLocalBuffer(std::string name, DType dtype, std::vector<int64_t> sizes);
+/// A row-major array in a GPU block's shared memory (for an Alloc in a GpuBlocks loop).
+BufferPtr makeSharedBuffer(std::string name, DType dtype, std::vector<int64_t> sizes);
 /// Row-major strides of sizes.
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& sizes);
 
@@ -144,18 +159,27 @@ struct Expr {
 };
 
 /// How a loop runs.
-enum class ForKind : uint8_t { Serial, Parallel, Vectorized, Unrolled, GpuThreads };
+enum class ForKind : uint8_t {
+  Serial,
+  Parallel,
+  Vectorized,
+  Unrolled,
+  GpuThreads,
+  GpuBlocks,
+  GpuLanes
+};
 const char* forKindName(ForKind kind);
 
 /// A statement node. Which fields are meaningful depends on `kind` (listed per kind).
 struct Stmt {
   enum class Kind : uint8_t {
-    For,   ///< for var in [min, min + extent): body          (var, min, extent, forKind, body)
-    Store, ///< buffer[indices...] = value                      (buffer, indices, value)
-    Block, ///< stmts in order                                   (stmts)
-    If,    ///< if cond: thenBody else elseBody (elseBody may be null)
-    Let,   ///< var = value; body                                (var, value, body)
-    Alloc, ///< a local scratch buffer for body (a cached tile, a packed panel, an accumulator)
+    For,     ///< for var in [min, min + extent): body          (var, min, extent, forKind, body)
+    Store,   ///< buffer[indices...] = value                      (buffer, indices, value)
+    Block,   ///< stmts in order                                   (stmts)
+    If,      ///< if cond: thenBody else elseBody (elseBody may be null)
+    Let,     ///< var = value; body                                (var, value, body)
+    Alloc,   ///< a local scratch buffer for body (a cached tile, a packed panel, an accumulator)
+    Barrier, ///< every thread of a GPU block waits for all (only in a GpuLanes loop; no fields)
   } kind = Kind::Block;
 
   std::string var;
@@ -214,6 +238,8 @@ StmtPtr block(std::vector<StmtPtr> stmts);
 StmtPtr ifThen(ExprPtr cond, StmtPtr thenBody, StmtPtr elseBody = nullptr);
 StmtPtr let(std::string var, ExprPtr value, StmtPtr body);
 StmtPtr alloc(BufferPtr localBuffer, StmtPtr body);
+/// A Barrier of the threads of a GPU block.
+StmtPtr barrier();
 /// A copy of `s` with its comment replaced.
 StmtPtr withComment(const StmtPtr& s, std::string comment);
 

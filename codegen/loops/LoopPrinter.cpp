@@ -203,6 +203,12 @@ void printStmtTo(std::ostream& os, const StmtPtr& s, int indent) {
     case ForKind::GpuThreads:
       fn = "gpu_threads";
       break;
+    case ForKind::GpuBlocks:
+      fn = "gpu_blocks";
+      break;
+    case ForKind::GpuLanes:
+      fn = "gpu_lanes";
+      break;
     }
     os << fn << '(';
     if (s->min->isIntConst() && s->min->intValue == 0) {
@@ -265,7 +271,8 @@ void printStmtTo(std::ostream& os, const StmtPtr& s, int indent) {
     return;
   case Stmt::Kind::Alloc: {
     const Buffer& b = *s->buffer;
-    os << pad << "local " << b.name << ": " << dtypeName(b.dtype) << '[';
+    os << pad << (b.kind == Buffer::Kind::Shared ? "shared " : "local ") << b.name << ": "
+       << dtypeName(b.dtype) << '[';
     for (size_t i = 0; i < b.sizes.size(); ++i)
       os << (i ? ", " : "") << b.sizes[i];
     os << ']';
@@ -273,6 +280,10 @@ void printStmtTo(std::ostream& os, const StmtPtr& s, int indent) {
     printStmtTo(os, s->body, indent);
     return;
   }
+  case Stmt::Kind::Barrier:
+    os << pad << "barrier";
+    comment(*s);
+    return;
   }
   assert(false && "unknown statement kind");
 }

@@ -42,7 +42,9 @@ Expected<StmtPtr> transformLoops(const StmtPtr& s, const LoopPred& pred, const L
     FB_ASSIGN_OR_RETURN(c->elseBody, transformLoops(s->elseBody, pred, fn, count));
     break;
   }
-  case Stmt::Kind::Store: return s;
+  case Stmt::Kind::Store:
+  case Stmt::Kind::Barrier:
+    return s;
   }
   return StmtPtr(c);
 }
@@ -178,7 +180,9 @@ void visitLoops(const StmtPtr& s, const std::function<bool(const Stmt&)>& fn) {
     visitLoops(s->thenBody, fn);
     visitLoops(s->elseBody, fn);
     break;
-  case Stmt::Kind::Store: break;
+  case Stmt::Kind::Store:
+  case Stmt::Kind::Barrier:
+    break;
   }
 }
 
@@ -405,7 +409,9 @@ StmtPtr cacheReductions(const StmtPtr& s, const std::string& onlyBuffer) {
     c->elseBody = cacheReductions(s->elseBody, onlyBuffer);
     return c;
   }
-  case Stmt::Kind::Store: return s;
+  case Stmt::Kind::Store:
+  case Stmt::Kind::Barrier:
+    return s;
   }
   return s;
 }
@@ -448,6 +454,8 @@ int64_t workOf(const StmtPtr& s) {
   case Stmt::Kind::Let:
   case Stmt::Kind::Alloc: return workOf(s->body);
   case Stmt::Kind::Store: return 1;
+  case Stmt::Kind::Barrier:
+    return 0;
   }
   return 1;
 }

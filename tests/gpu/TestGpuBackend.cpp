@@ -1,14 +1,15 @@
 // The GPU backend without and with a GPU: the GPU schedule of every sample run on the CPU (grid
 // simulation) against the reference interpreter, schedules that a simulation must reject, PTX
 // for every sample, and — where a CUDA device is present — every sample run on it and profiled.
+#include "GpuSimulation.h"
 #include "codegen/exec/CompiledModel.h"
 #include "codegen/exec/KernelModules.h"
 #include "codegen/gpu/CudaDriver.h"
 #include "codegen/gpu/GpuSchedule.h"
 #include "codegen/gpu/GridSimulation.h"
 #include "codegen/loops/LoopEvaluator.h"
-#include "codegen/loops/Lower.h"
 #include "codegen/loops/LoopPrinter.h"
+#include "codegen/loops/Lower.h"
 #include "codegen/loops/ScheduleOverride.h"
 #include "core/Interpreter.h"
 #include "core/ModelIO.h"
@@ -25,6 +26,7 @@
 
 using namespace fb;
 using namespace fb::cg;
+using namespace fb::cg::gpu_test;
 
 namespace {
 
@@ -57,74 +59,6 @@ Expected<Case> loadCase(const std::string& sample, const std::string& pipeline) 
   FB_ASSIGN_OR_RETURN(InterpretResult ref, interpret(*c.imported, c.inputs));
   c.reference = ref.outputs;
   return c;
-}
-
-/// "" when every output matches the reference, else what differs.
-std::string compareOutputs(const std::vector<Tensor>& reference, const std::vector<Tensor>& got) {
-  if (got.size() != reference.size())
-    return "output count " + std::to_string(got.size()) + " != " + std::to_string(reference.size());
-  for (size_t o = 0; o < got.size(); ++o) {
-    TensorComparison c =
-        compareTensors(reference[o], got[o], defaultTolerance(reference[o].dtype()));
-    if (!c.ok)
-      return "output " + std::to_string(o) + ": " + c.reason;
-  }
-  return "";
-}
-
-/// The GPU-scheduled kernels of `graph` run on the CPU (grid simulation), outputs in order.
-Expected<std::vector<Tensor>> simulate(const Graph& graph, const std::vector<Tensor>& inputs,
-                                       size_t* launchCount = nullptr) {
-  std::vector<std::vector<int64_t>> sizes;
-  for (const Tensor& t : inputs)
-    sizes.push_back(t.sizes());
-  FB_ASSIGN_OR_RETURN(std::unique_ptr<Graph> bound, bindStaticShapes(graph, sizes, {}, inputs));
-  LowerOptions lo;
-  lo.defaultSchedules = false;
-  lo.gemmSpecs = false;
-  FB_ASSIGN_OR_RETURN(std::vector<Kernel> kernels, lowerGraph(*bound, lo));
-  FB_TRY(prepareKernels(kernels, false));
-  std::vector<GpuLaunch> launches;
-  for (size_t k = 0; k < kernels.size(); ++k) {
-    if (kernels[k].interpreted)
-      continue; // control flow: the interpreter, on the host
-    FB_ASSIGN_OR_RETURN(std::vector<GpuLaunch> mine, gpuLaunchesOf(kernels[k], k));
-    for (GpuLaunch& l : mine)
-      launches.push_back(std::move(l));
-  }
-  if (launchCount)
-    *launchCount = launches.size();
-  std::unordered_map<std::string, Tensor> values;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    values[bound->inputs()[i]->name()] = inputs[i];
-  FB_TRY(simulateGpuLaunches(*bound, kernels, launches, values));
-  std::vector<Tensor> outs;
-  for (const Value* v : bound->outputs()) {
-    if (v->isConstant()) {
-      outs.push_back(v->constantData());
-      continue;
-    }
-    auto it = values.find(v->name());
-    if (it == values.end())
-      return makeError("output ", v->name(), " was not computed");
-    outs.push_back(it->second);
-  }
-  return outs;
-}
-
-BufferPtr argBuffer(const std::string& name, int arg, std::vector<int64_t> sizes) {
-  return makeArgBuffer(name, arg, DType::F32, std::move(sizes));
-}
-
-KernelArg arg(KernelArg::Role role, const std::string& name, std::vector<int64_t> sizes) {
-  KernelArg a;
-  a.role = role;
-  a.name = name;
-  a.sizes = std::move(sizes);
-  a.bytes = 4;
-  for (int64_t s : a.sizes)
-    a.bytes *= s;
-  return a;
 }
 
 } // namespace
@@ -277,12 +211,13 @@ private Q_SLOTS:
              refused.error().message().c_str());
   }
 
-  /// A reduction of everything to one element has no loop to spread: one thread runs it.
+  /// A short reduction of everything to one element has no loop to spread: one thread runs
+  /// it; a long one runs in one block whose threads split it (TestGpuBlockPrograms).
   void fullReductionRunsInOneThread() {
-    auto X = argBuffer("X", 0, {64}), Y = argBuffer("Y", 1, {1});
+    auto X = argBuffer("X", 0, {16}), Y = argBuffer("Y", 1, {1});
     StmtPtr nest = block(
         {store(Y, {intImm(0)}, floatImm(0)),
-         forRange("i", 64, store(Y, {intImm(0)}, add(load(Y, {intImm(0)}), load(X, {var("i")}))))});
+         forRange("i", 16, store(Y, {intImm(0)}, add(load(Y, {intImm(0)}), load(X, {var("i")}))))});
     StmtPtr s = scheduleNestForGpu(nest);
     QCOMPARE(int(s->forKind), int(ForKind::GpuThreads));
     QCOMPARE(s->extent->intValue, int64_t(1));
@@ -376,7 +311,8 @@ private Q_SLOTS:
     QVERIFY(code->assembly.find(".entry") != std::string::npos);
     QVERIFY(code->assembly.find("%tid.x") != std::string::npos);
     QVERIFY(code->assembly.find(".extern") == std::string::npos);
-    QVERIFY(code->loops.find("gpu_threads(") != std::string::npos);
+    QVERIFY(code->loops.find("gpu_threads(") != std::string::npos ||
+            code->loops.find("gpu_blocks(") != std::string::npos);
     if (!gpu::cudaAvailable().ok()) {
       QVERIFY(!(*model)->runnable());
       auto run = (*model)->run(c->inputs);
