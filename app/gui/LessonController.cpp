@@ -35,6 +35,8 @@ namespace {
 QString qs(const std::string& s) {
   return QString::fromStdString(s);
 }
+/// The height of the bottom docks while a step shows none of them.
+constexpr int kBottomDockHeight = 230;
 } // namespace
 
 LessonController::LessonController(MainWindow* window, DockManager& docks)
@@ -141,8 +143,18 @@ void LessonController::arrangeDocks() {
   if (!m_window->isVisible())
     return;
   m_window->resizeDocks({m_dock}, {600}, Qt::Horizontal);
-  if (QDockWidget* timeline = m_window->docks()->dock("timeline"))
-    m_window->resizeDocks({timeline}, {150}, Qt::Vertical);
+  shrinkBottomDocks();
+}
+
+void LessonController::enlargeBottomDock(QDockWidget* dock) {
+  if (!dock)
+    return;
+  // Its page gets the height its layout needs back, so its form is not squeezed.
+  if (QWidget* page = dock->widget(); m_shrunk.removeAll(page) > 0)
+    page->setMinimumHeight(0);
+  if (m_window->isVisible())
+    m_window->resizeDocks({dock}, {std::max(640, dock->widget()->minimumSizeHint().height())},
+                          Qt::Vertical);
 }
 
 void LessonController::openCourse() {
@@ -247,6 +259,7 @@ void LessonController::showView(const workbench::LessonStep& step) {
   switch (step.view) {
   case LessonView::Diff:
   case LessonView::Overlay:
+    shrinkBottomDocks();
     m_window->showDiff(int(step.compare.first), int(step.compare.second));
     m_window->diffView()->setOverlay(step.view == LessonView::Overlay);
     if (m_focus)
@@ -261,8 +274,10 @@ void LessonController::showView(const workbench::LessonStep& step) {
     return;
   case LessonView::Graph:
     m_window->showGraphTab();
+    shrinkBottomDocks();
     return;
   case LessonView::Code:
+    shrinkBottomDocks();
     m_window->showGraphTab();
     raise(m_window->codeDocks()->codeDock());
     // The code is the slide: most of the column's height for it.
@@ -273,15 +288,18 @@ void LessonController::showView(const workbench::LessonStep& step) {
   case LessonView::Schedule:
     m_window->showGraphTab();
     raise(m_window->codeDocks()->scheduleDock());
+    enlargeBottomDock(m_window->codeDocks()->scheduleDock());
     return;
   case LessonView::Memory:
     m_window->showGraphTab();
     raise(m_window->docks()->dock("memory"));
+    enlargeBottomDock(m_window->docks()->dock("memory"));
     m_window->runProfile()->refreshMemory();
     return;
   case LessonView::Profile:
     m_window->showGraphTab();
     raise(m_window->docks()->dock("profile"));
+    enlargeBottomDock(m_window->docks()->dock("profile"));
     m_window->runProfile()->profile();
     return;
   }
@@ -312,7 +330,28 @@ void LessonController::returnToStep() {
     goToStep(m_step);
 }
 
+void LessonController::shrinkBottomDocks() {
+  // The bottom docks share one tab group whose height is the tallest page's minimum (the
+  // schedule form's, over 600 pixels), which would leave the graph a strip on a 1080-pixel
+  // projector. While a lesson runs they may shrink; a step that shows one of them enlarges it.
+  for (const char* id :
+       {"timeline", "memory", "run", "profile", "schedule", "compression", "debug"})
+    if (QDockWidget* d = m_window->docks()->dock(QString::fromLatin1(id)))
+      if (QWidget* w = d->widget();
+          w && w->minimumSizeHint().height() > kBottomDockHeight && !m_shrunk.contains(w)) {
+        w->setMinimumHeight(kBottomDockHeight);
+        m_shrunk << w;
+      }
+  if (QDockWidget* timeline = m_window->docks()->dock("timeline");
+      timeline && m_window->isVisible())
+    m_window->resizeDocks({timeline}, {kBottomDockHeight}, Qt::Vertical);
+}
+
 void LessonController::closeLesson() {
+  for (QWidget* w : std::as_const(m_shrunk))
+    if (w)
+      w->setMinimumHeight(0); // back to the minimum its layout asks for
+  m_shrunk.clear();
   if (m_userFaults)
     workbench::setLessonFaults(*m_userFaults);
   m_userFaults.reset();
@@ -359,7 +398,7 @@ QStringList LessonController::saveStepScreenshots(const QString& dir, QString* e
     *error = tr("cannot create %1").arg(dir);
     return {};
   }
-  m_window->resize(1920, 1080); // a Full HD projector
+  m_window->resize(1920, 1200); // a WUXGA projector (16:10)
   m_window->show();
   QApplication::processEvents();
   arrangeDocks();
@@ -380,8 +419,13 @@ QStringList LessonController::saveStepScreenshots(const QString& dir, QString* e
     if (rp->profiles()->isRunning())
       waitFor(rp->profiles(), &ProfileController::finished, 180000);
     m_window->waitForLayouts();
-    if (i == 0)
-      arrangeDocks(); // again, now that the window has its final size
+    if (i == 0) {
+      // Again, now that the docks may be lower than the window grew for when it was shown.
+      m_window->resize(1920, 1200);
+      QApplication::processEvents();
+      arrangeDocks();
+      showView(m_lesson->steps[0]);
+    }
     QApplication::processEvents();
     if (m_focus) {
       m_window->graphView()->centerOnNode(m_focus);

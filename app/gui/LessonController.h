@@ -6,7 +6,9 @@
 
 #include "app/workbench/Lesson.h"
 
+#include <QList>
 #include <QObject>
+#include <QPointer>
 #include <QStringList>
 
 #include <optional>
@@ -74,6 +76,10 @@ Q_SIGNALS:
 private:
   /// Shows the dock in front of its tab neighbour, at a width for large type.
   void arrangeDocks();
+  /// A step that shows the memory plan, schedule or profile gives that dock room; the others
+  /// give the room back to the graph.
+  void enlargeBottomDock(QDockWidget* dock);
+  void shrinkBottomDocks();
   void continueStep();
   void finishStep();
   void fail(const QString& message);
@@ -97,6 +103,8 @@ private:
   /// before the lesson (restored when it closes).
   std::vector<Fault> m_faultsInForce;
   std::optional<std::vector<Fault>> m_userFaults;
+  /// Bottom-dock pages whose minimum height the lesson lowered (restored when it ends).
+  QList<QPointer<QWidget>> m_shrunk;
 };
 
 } // namespace fb::gui
