@@ -91,7 +91,11 @@ LessonController::LessonController(MainWindow* window, DockManager& docks)
   connect(m_coordinator, &Coordinator::selectionChanged, this, &LessonController::onExplored);
   // A model the user opens ends the lesson (its steps are about another model).
   connect(m_coordinator, &Coordinator::loadStarted, this, [this] {
-    if (!m_busy)
+    if (!m_opening && m_lesson)
+      closeLesson();
+  });
+  connect(m_coordinator, &Coordinator::modelLoaded, this, [this] {
+    if (!m_opening && m_lesson) // a session file, a reproducer, a generated graph
       closeLesson();
   });
   QStringList course;
@@ -117,7 +121,10 @@ QString LessonController::openLesson(const QString& path) {
     return qs(lesson.error().message());
   }
   closeLesson();
-  if (!m_coordinator->openModel(qs(lesson->modelPath)))
+  m_opening = true;
+  const bool opened = m_coordinator->openModel(qs(lesson->modelPath));
+  m_opening = false;
+  if (!opened)
     return tr("%1: its model %2 does not open").arg(path, qs(lesson->modelPath));
   m_coordinator->setPipeline(qs(workbench::pipelineText(lesson->pipeline)));
   m_userFaults = enabledFaults();
@@ -138,7 +145,10 @@ void LessonController::arrangeDocks() {
   m_dock->raise();
   // The lesson's column runs the window's full height, beside the bottom docks: the narrative
   // is what the class reads.
-  m_window->setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+  if (m_window->corner(Qt::BottomLeftCorner) != Qt::LeftDockWidgetArea) {
+    m_window->setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    m_cornerTaken = true;
+  }
   // Wide enough for the narrative in large type; sizes apply to a window that is shown.
   if (!m_window->isVisible())
     return;
@@ -178,8 +188,12 @@ void LessonController::goToStep(int index) {
   m_step = index;
   m_busy = true;
   m_failed = false;
+  // The lesson's introduction opens its first step.
+  const std::string narrative = index == 0 && !m_lesson->introduction.empty()
+                                    ? m_lesson->introduction + "\n\n" + step.narrative
+                                    : step.narrative;
   m_panel->showStep(qs(m_lesson->title), index, int(m_lesson->steps.size()), qs(step.title),
-                    qs(step.narrative));
+                    qs(narrative));
   m_panel->setBusy(true);
   setAway(false);
   // Snapshots computed under other faults are not this step's: recompute them.
@@ -352,6 +366,9 @@ void LessonController::closeLesson() {
     if (w)
       w->setMinimumHeight(0); // back to the minimum its layout asks for
   m_shrunk.clear();
+  if (m_cornerTaken)
+    m_window->setCorner(Qt::BottomLeftCorner, Qt::BottomDockWidgetArea);
+  m_cornerTaken = false;
   if (m_userFaults)
     workbench::setLessonFaults(*m_userFaults);
   m_userFaults.reset();

@@ -97,6 +97,8 @@ private:
   bool m_busy = false;
   bool m_away = false;
   bool m_failed = false;
+  bool m_cornerTaken = false;    ///< the lesson's column took the bottom-left corner
+  bool m_opening = false;        ///< the lesson is opening its own model (not the user another one)
   bool m_numericPending = false; ///< the step started a numeric diff that has not finished
   NodeId m_focus = 0;
   /// The faults the session's snapshots were computed under, and the user's own faults from

@@ -45,7 +45,7 @@ QString writeLesson(const QTemporaryDir& dir, const char* name, const QString& t
 QString smallLesson() {
   return QStringLiteral(
       "# A small lesson\n\nmodel: " FUSEBOX_SAMPLES_DIR "/small_cnn.onnx\n"
-      "pipeline: fold-batchnorm,fuse\n\n"
+      "pipeline: fold-batchnorm,fuse\n\nAn introduction.\n\n"
       "## Imported\nview: graph\nfocus: /conv2/Conv\n\nFirst **words**.\n\n"
       "## Folded\nsnapshot: fold-batchnorm\nview: diff\nfocus: /conv1/Conv\n\n"
       "Second words.\n\n"
@@ -106,6 +106,7 @@ private Q_SLOTS:
     QCOMPARE(w.coordinator()->selectedNode(), conv2);
     QTRY_COMPARE(w.graphView()->selectedNode(), conv2);
     QVERIFY(lessons->panel()->narrative()->toPlainText().contains("First words"));
+    QVERIFY(lessons->panel()->narrative()->toPlainText().contains("An introduction"));
 
     // Next: snapshot 1 in the diff tab, /conv1/Conv selected there.
     QTest::mouseClick(lessons->panel()->nextButton(), Qt::LeftButton);
@@ -118,6 +119,7 @@ private Q_SLOTS:
     QCOMPARE(s.graph(1)->findNode(lessons->focusNode())->name(), std::string("/conv1/Conv"));
     QCOMPARE(w.coordinator()->selectedNode(), lessons->focusNode());
     QVERIFY(lessons->panel()->narrative()->toPlainText().contains("Second words"));
+    QVERIFY(!lessons->panel()->narrative()->toPlainText().contains("An introduction"));
 
     // Next: snapshot 2, the code dock raised, the fused group holding /relu2/Relu selected.
     lessons->next();
@@ -190,6 +192,21 @@ private Q_SLOTS:
     QVERIFY(lessons->waitForStep());
     lessons->closeLesson();
     QVERIFY(enabledFaults().empty());
+  }
+
+  void openingAnotherModelEndsTheLesson() {
+    QTemporaryDir dir;
+    MainWindow w(/*persistent=*/false);
+    LessonController* lessons = w.lessons();
+    QCOMPARE(lessons->openLesson(lessonFile("08-finding-a-miscompile.md")), QString());
+    QVERIFY(lessons->waitForStep());
+    lessons->next();
+    QVERIFY(lessons->waitForStep());
+    QVERIFY(!enabledFaults().empty());
+    QVERIFY(w.openFile(QStringLiteral(FUSEBOX_SAMPLES_DIR "/mlp.onnx")));
+    QVERIFY(!lessons->lesson());
+    QCOMPARE(lessons->currentStep(), -1);
+    QVERIFY(enabledFaults().empty()); // the lesson's fault went with it
   }
 
   void everyStepRendersToANumberedPng() {
