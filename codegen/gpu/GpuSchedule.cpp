@@ -323,9 +323,9 @@ StmtPtr scheduleNestForGpu(const StmtPtr& nestIn, const GpuScheduleOptions& opti
       threadsIndependent(*nest)) {
     std::vector<const Stmt*> chain = independentChain(nest);
     StmtPtr body = cacheReductions(chain.back()->body);
-    if (auto p = blockReduceRows(chain, body, options))
-      return p->body;
     if (auto p = tileThroughSharedMemory(chain, body, options))
+      return p->body;
+    if (auto p = blockReduceRows(chain, body, options))
       return p->body;
     return mapChainToThreads(chain, body, options);
   }

@@ -186,6 +186,91 @@ private Q_SLOTS:
     QVERIFY(races > 0);
   }
 
+  void sharedTilesMatchInterpreter_data() {
+    QTest::addColumn<QString>("text");
+    QTest::newRow("matmul, bias and relu, partial tiles") << QString(R"(graph @g opset 17 {
+  input %a : f32[200, 40]
+  input %b : f32[40, 100]
+  input %bias : f32[100]
+  %c : f32[200, 100] = MatMul(%a, %b)  #1 "mm"
+  %d : f32[200, 100] = Add(%c, %bias)  #2 "add"
+  %e : f32[200, 100] = Relu(%d)  #3 "relu"
+  output %e
+})");
+    QTest::newRow("batched matmul") << QString(R"(graph @g opset 17 {
+  input %a : f32[3, 70, 50]
+  input %b : f32[3, 50, 90]
+  %c : f32[3, 70, 90] = MatMul(%a, %b)  #1 "bmm"
+  output %c
+})");
+    QTest::newRow("gemm with transposed B") << QString(R"(graph @g opset 17 {
+  input %a : f32[128, 64]
+  input %b : f32[192, 64]
+  %c : f32[128, 192] = Gemm(%a, %b) {transB = 1}  #1 "gemm"
+  output %c
+})");
+    QTest::newRow("padded 3x3 convolution") << QString(R"(graph @g opset 17 {
+  input %x : f32[1, 8, 20, 20]
+  input %w : f32[64, 8, 3, 3]
+  %y : f32[1, 64, 20, 20] = Conv(%x, %w) {pads = [1, 1, 1, 1]}  #1 "conv"
+  %r : f32[1, 64, 20, 20] = Relu(%y)  #2 "relu"
+  output %r
+})");
+    QTest::newRow("strided convolution, batch 2") << QString(R"(graph @g opset 17 {
+  input %x : f32[2, 16, 17, 17]
+  input %w : f32[96, 16, 3, 3]
+  %y : f32[2, 96, 8, 8] = Conv(%x, %w) {strides = [2, 2]}  #1 "conv"
+  output %y
+})");
+  }
+
+  /// Matrix products and convolutions with at least 64 outputs on each side run as 64x64 tiles
+  /// per block through shared memory (partial tiles padded with zeros) and compute what the
+  /// interpreter does; every barrier of the tile program is needed.
+  void sharedTilesMatchInterpreter() {
+    QFETCH(QString, text);
+    auto g = parseGraph(text.toStdString());
+    QVERIFY2(g.ok(), g.ok() ? "" : g.error().message().c_str());
+    auto steps = namedPipeline("O3");
+    QVERIFY(steps.ok());
+    PipelineResult pr = PassManager().run((*g)->clone(), *steps);
+    QVERIFY(!pr.error);
+    const Graph& opt = pr.finalGraph();
+    auto inputs = makeRandomInputs(**g, 5);
+    QVERIFY(inputs.ok());
+    auto ref = interpret(**g, *inputs);
+    QVERIFY2(ref.ok(), ref.ok() ? "" : ref.error().message().c_str());
+    auto l = launchesOf(opt);
+    QVERIFY2(l.ok(), l.ok() ? "" : l.error().message().c_str());
+    QVERIFY2(l->loops.find("shared A_tile: f32[16, 64]") != std::string::npos, l->loops.c_str());
+    QVERIFY2(l->loops.find("local acc: f32[4, 4]") != std::string::npos, l->loops.c_str());
+    auto got = simulate(opt, *inputs);
+    QVERIFY2(got.ok(), got.ok() ? "" : got.error().message().c_str());
+    std::string diff = compareOutputs(ref->outputs, *got);
+    QVERIFY2(diff.empty(), diff.c_str());
+    // Without either barrier of the tile program, the simulation reports a race.
+    for (size_t li = 0; li < l->launches.size(); ++li) {
+      if (l->loops.find("A_tile") == std::string::npos ||
+          countBarriers(l->launches[li].code.body) != 2)
+        continue;
+      for (int b = 0; b < 2; ++b) {
+        std::vector<GpuLaunch> broken = l->launches;
+        int n = b;
+        bool found = false;
+        broken[li].code.body = withoutBarrier(broken[li].code.body, n, &found);
+        QVERIFY(found);
+        std::unordered_map<std::string, Tensor> values;
+        auto bound = bindStaticShapes(opt, {}, {});
+        QVERIFY(bound.ok());
+        for (size_t i = 0; i < inputs->size(); ++i)
+          values[(*bound)->inputs()[i]->name()] = (*inputs)[i];
+        Status st = simulateGpuLaunches(**bound, l->kernels, broken, values);
+        QVERIFY2(!st.ok() && st.error().message().find("a barrier is missing") != std::string::npos,
+                 st.ok() ? "passed without a barrier" : st.error().message().c_str());
+      }
+    }
+  }
+
   /// A barrier that not every thread reaches is refused by the simulation: under an If, or in
   /// a loop whose trip count depends on the thread.
   void divergentBarriersAreRefused() {
