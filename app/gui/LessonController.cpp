@@ -444,10 +444,14 @@ QStringList LessonController::saveStepScreenshots(const QString& dir, QString* e
       showView(m_lesson->steps[0]);
     }
     QApplication::processEvents();
-    if (m_focus) {
-      m_window->graphView()->centerOnNode(m_focus);
-      m_window->diffView()->selectNode(m_focus);
-    }
+    // Readable on a projector: a tall graph at a fixed scale around the focused node.
+    readableFit(m_window->graphView(), m_focus);
+    DiffView* diff = m_window->diffView();
+    if (m_focus)
+      diff->selectNode(m_focus);
+    readableFit(diff->viewA(), diff->viewA()->selectedNode());
+    readableFit(diff->viewB(), diff->viewB()->selectedNode());
+    readableFit(diff->overlayView(), diff->overlayView()->selectedNode());
     QApplication::processEvents();
     const QString path =
         QDir(dir).filePath(QStringLiteral("step-%1.png").arg(i + 1, 2, 10, QChar('0')));

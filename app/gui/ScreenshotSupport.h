@@ -1,6 +1,9 @@
 // Helpers of the --screenshot mode shared by the docks that take their own pictures: waiting
-// for a background job's signal, and floating a dock at a readable size for its picture.
+// for a background job's signal, floating a dock at a readable size for its picture, and
+// fitting a graph at a readable scale.
 #pragma once
+
+#include "app/gui/graph/GraphView.h"
 
 #include <QApplication>
 #include <QDockWidget>
@@ -8,6 +11,7 @@
 #include <QObject>
 #include <QSize>
 #include <QTimer>
+#include <QTransform>
 
 namespace fb::gui {
 
@@ -43,5 +47,19 @@ private:
   QDockWidget* m_dock;
   bool m_wasFloating;
 };
+
+/// Fits the graph in the view when it stays readable; a long graph (a ResNet is a tall chain)
+/// is shown at a readable scale around `focus` instead, and a tiny one is not blown up.
+inline void readableFit(GraphView* view, NodeId focus) {
+  view->fitToView();
+  const qreal scale = view->transform().m11();
+  if (scale < 0.55) {
+    view->setTransform(QTransform::fromScale(0.85, 0.85));
+    if (focus)
+      view->centerOnNode(focus);
+  } else if (scale > 1.6) {
+    view->setTransform(QTransform::fromScale(1.6, 1.6));
+  }
+}
 
 } // namespace fb::gui

@@ -9,6 +9,7 @@
 #include "app/gui/IrTextView.h"
 #include "app/gui/PipelinePanel.h"
 #include "app/gui/RunProfileDocks.h"
+#include "app/gui/ScreenshotSupport.h"
 #include "app/gui/TimelineView.h"
 #include "app/gui/graph/GraphView.h"
 
@@ -16,11 +17,10 @@
 #include <QDir>
 #include <QEventLoop>
 #include <QPainter>
+#include <QPixmap>
 #include <QTextBrowser>
 #include <QTextDocument>
-#include <QPixmap>
 #include <QTimer>
-#include <QTransform>
 
 #include <set>
 
@@ -49,20 +49,6 @@ NodeId interestingNode(const Coordinator& c) {
     if (n->body())
       return n->id();
   return g.nodes().empty() ? 0 : g.nodes().front()->id();
-}
-
-/// Fits the graph in the view when it stays readable; a long graph (a ResNet is a tall chain)
-/// is shown at a readable scale around `focus` instead, and a tiny one is not blown up.
-void readableFit(GraphView* view, NodeId focus) {
-  view->fitToView();
-  const qreal scale = view->transform().m11();
-  if (scale < 0.55) {
-    view->setTransform(QTransform::fromScale(0.85, 0.85));
-    if (focus)
-      view->centerOnNode(focus);
-  } else if (scale > 1.6) {
-    view->setTransform(QTransform::fromScale(1.6, 1.6));
-  }
 }
 
 /// The whole inspector document at `width` pixels, not just the part the dock shows.
