@@ -88,6 +88,32 @@ ScheduleForm::ScheduleForm(QWidget* parent) : QWidget(parent) {
   m_gemmNote->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
   grid->addWidget(m_gemmNote, 2, 0, 1, 6);
 
+  // The GPU schedule (PTX, the GPU backend): threads per block and the register tile.
+  m_gpuBox = new QGroupBox(tr("GPU (PTX)"));
+  m_gpuBox->setObjectName("scheduleGpu");
+  m_gpuBlock = new QComboBox;
+  m_gpuBlock->setObjectName("schedule.block");
+  m_gpuBlock->addItem(tr("auto"), 0);
+  for (int b = 32; b <= 256; b += 32)
+    m_gpuBlock->addItem(QString::number(b), b);
+  m_gpuBlock->setToolTip(tr("Threads per block of the kernel's GPU launches (block=)"));
+  m_gpuTile = makeSpin(8, tr("auto"),
+                       tr("Outputs per thread along each tiled loop (regtile=): 1 "
+                          "is one output per thread; a value also applies when "
+                          "fewer threads remain than fill a GPU"));
+  m_gpuTile->setObjectName("schedule.regtile");
+  auto* gpuRow = new QFormLayout(m_gpuBox);
+  gpuRow->addRow(tr("Threads per block"), m_gpuBlock);
+  gpuRow->addRow(tr("Register tile"), m_gpuTile);
+  auto* gpuNote = new QLabel(tr("Used when the model is compiled for a GPU: the PTX tab and the "
+                                "GPU backend. A register tile turns off the block-level "
+                                "schedules (shared-memory tiles, block reductions)."));
+  gpuNote->setWordWrap(true);
+  gpuNote->setStyleSheet(QStringLiteral("QLabel { color: #555; }"));
+  gpuRow->addRow(gpuNote);
+  connect(m_gpuBlock, &QComboBox::currentIndexChanged, this, &ScheduleForm::formEdited);
+  connect(m_gpuTile, &QSpinBox::valueChanged, this, &ScheduleForm::formEdited);
+
   m_text = new QLineEdit;
   m_text->setObjectName("scheduleText");
   m_text->setToolTip(tr("The override as fusebox-opt --schedule takes it; edit it directly for "
@@ -104,6 +130,7 @@ ScheduleForm::ScheduleForm(QWidget* parent) : QWidget(parent) {
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(loops);
   layout->addWidget(m_gemmBox);
+  layout->addWidget(m_gpuBox);
   auto* textRow = new QFormLayout;
   textRow->addRow(tr("--schedule"), m_text);
   layout->addLayout(textRow);
@@ -180,13 +207,20 @@ bool ScheduleForm::setDirectives(const std::vector<cg::ScheduleDirective>& direc
   std::set<std::string> names;
   for (size_t i = 0; i < directives.size(); ++i) {
     const cg::ScheduleDirective& d = directives[i];
-    static const std::set<std::string> fields = {"none", "default", "tile", "reorder", "vectorize",
-                                                 "unroll", "parallel", "mr", "nr", "mc", "kc", "nc"};
+    static const std::set<std::string> fields = {
+        "none", "default", "tile", "reorder", "vectorize", "unroll", "parallel",
+        "mr",   "nr",      "mc",   "kc",      "nc",        "block",  "regtile"};
     if (!fields.count(d.name) || !names.insert(d.name).second)
       return false;
     if ((d.name == "none" || d.name == "default") && i != 0)
       return false;
-    if ((d.name == "vectorize" || d.name == "unroll" || blockingSpin(qs(d.name))) && !isUnsigned(d.value))
+    if ((d.name == "vectorize" || d.name == "unroll" || d.name == "regtile" ||
+         blockingSpin(qs(d.name))) &&
+        !isUnsigned(d.value))
+      return false;
+    if (d.name == "block" && m_gpuBlock->findData(qs(d.value).toInt()) <= 0)
+      return false;
+    if (d.name == "regtile" && qs(d.value).toInt() > m_gpuTile->maximum())
       return false;
   }
   const bool was = m_updating;
@@ -199,6 +233,8 @@ bool ScheduleForm::setDirectives(const std::vector<cg::ScheduleDirective>& direc
   m_parallel->setCurrentIndex(m_parallel->count() ? 0 : -1);
   for (auto& [n, s] : m_blocking)
     s->setValue(0);
+  m_gpuBlock->setCurrentIndex(0);
+  m_gpuTile->setValue(0);
   for (const cg::ScheduleDirective& d : directives) {
     const QString v = qs(d.value);
     if (d.name == "none")
@@ -218,7 +254,11 @@ bool ScheduleForm::setDirectives(const std::vector<cg::ScheduleDirective>& direc
         i = m_parallel->count() - 1;
       }
       m_parallel->setCurrentIndex(i);
-    } else if (QSpinBox* s = blockingSpin(qs(d.name)))
+    } else if (d.name == "block")
+      m_gpuBlock->setCurrentIndex(m_gpuBlock->findData(v.toInt()));
+    else if (d.name == "regtile")
+      m_gpuTile->setValue(v.toInt());
+    else if (QSpinBox* s = blockingSpin(qs(d.name)))
       s->setValue(v.toInt());
   }
   m_updating = was;
@@ -247,6 +287,10 @@ std::vector<cg::ScheduleDirective> ScheduleForm::formDirectives() const {
     for (const auto& [n, s] : m_blocking)
       if (s->value() > 0)
         d.push_back({n.toStdString(), std::to_string(s->value())});
+  if (const int b = m_gpuBlock->currentData().toInt(); b > 0)
+    d.push_back({"block", std::to_string(b)});
+  if (m_gpuTile->value() > 0)
+    d.push_back({"regtile", std::to_string(m_gpuTile->value())});
   return d;
 }
 

@@ -1,5 +1,6 @@
-// The editable schedule of one kernel: tile, loop order, vectorize, unroll, parallel, and for
-// GEMM-class kernels the register tile and cache blocks, kept in step with the exact override
+// The editable schedule of one kernel: tile, loop order, vectorize, unroll, parallel, for
+// GEMM-class kernels the register tile and cache blocks, and for GPU code the threads per block
+// and the per-thread register tile, kept in step with the exact override
 // text `fusebox-opt --schedule` takes, which is the form's source of truth.
 #pragma once
 
@@ -50,6 +51,9 @@ public:
   QSpinBox* blockingSpin(const QString& name) const;
   QLineEdit* textEdit() const { return m_text; }
   QGroupBox* gemmGroup() const { return m_gemmBox; }
+  /// The GPU fields: threads per block (block=, data 0: auto) and register tile (regtile=).
+  QComboBox* gpuBlockCombo() const { return m_gpuBlock; }
+  QSpinBox* gpuTileSpin() const { return m_gpuTile; }
 
 Q_SIGNALS:
   /// The override changed (a field or the text); `error` is "" when the text parses.
@@ -69,6 +73,9 @@ private:
   QGroupBox* m_gemmBox;
   QLabel* m_gemmNote;
   std::vector<std::pair<QString, QSpinBox*>> m_blocking; ///< mr, nr, mc, kc, nc
+  QGroupBox* m_gpuBox;
+  QComboBox* m_gpuBlock;
+  QSpinBox* m_gpuTile;
   QLineEdit* m_text;
   QLabel* m_custom;
 };

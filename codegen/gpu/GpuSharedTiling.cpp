@@ -237,13 +237,15 @@ std::optional<BlockProgram> tileThroughSharedMemory(const std::vector<const Stmt
     inside = lt(row, m);
   if (n % kTile != 0)
     inside = both(inside, lt(col, n));
-  auto atOutput = [&](StmtPtr s) {
-    s = unflatten(rows, row, s);
-    s = unflatten(cols, col, s);
+  auto atOutput = [&](StmtPtr s, const ExprPtr& atRow, const ExprPtr& atCol) {
+    s = unflatten(rows, atRow, s);
+    s = unflatten(cols, atCol, s);
     return s;
   };
-  // acc = the reduction's initial value (a bias), where the output exists.
-  StmtPtr initOne = atOutput(guarded(acc, {r, c}, p->init, inside));
+  // acc = the reduction's initial value (a bias); outside the output at the nearest output
+  // (never stored, and no condition kept alive in a register across the reduction).
+  StmtPtr initOne = atOutput(store(acc, {r, c}, p->init), m % kTile ? min(row, intImm(m - 1)) : row,
+                             n % kTile ? min(col, intImm(n - 1)) : col);
   const ExprPtr aVal = load(as, {var("gpu_kk"), add(mul(ty, intImm(kThreadTile)), r)});
   const ExprPtr bVal = load(bs, {var("gpu_kk"), add(mul(tx, intImm(kThreadTile)), c)});
   StmtPtr compute = forRange(
@@ -254,7 +256,7 @@ std::optional<BlockProgram> tileThroughSharedMemory(const std::vector<const Stmt
   std::vector<StmtPtr> epi{store(p->acc, {intImm(0)}, load(acc, {r, c}))};
   for (const StmtPtr& s : p->epilogue)
     epi.push_back(s);
-  StmtPtr finish = atOutput(alloc(p->acc, block(std::move(epi))));
+  StmtPtr finish = atOutput(alloc(p->acc, block(std::move(epi))), row, col);
   if (inside)
     finish = ifThen(inside, finish);
   StmtPtr thread =

@@ -469,6 +469,22 @@ private Q_SLOTS:
     QVERIFY(!form->setOverrideText(name + ":explode=1").isEmpty());
     QVERIFY(!form->currentOverride().ok());
     QVERIFY(!form->setOverrideText("k0_other:none").isEmpty());
+    // The GPU fields write block= and regtile=, and typed GPU directives fill them; a block
+    // size the GPU refuses stays text only.
+    QCOMPARE(form->setOverrideText(name + ":"), QString());
+    form->gpuBlockCombo()->setCurrentIndex(form->gpuBlockCombo()->findData(128));
+    form->gpuTileSpin()->setValue(2);
+    QCOMPARE(form->overrideText(), name + ":block=128,regtile=2");
+    QVERIFY(form->currentOverride().ok());
+    QCOMPARE(form->setOverrideText(name + ":regtile=1,block=64"), QString());
+    QCOMPARE(form->gpuBlockCombo()->currentData().toInt(), 64);
+    QCOMPARE(form->gpuTileSpin()->value(), 1);
+    QCOMPARE(form->setOverrideText(name + ":block=100"), QString());
+    QCOMPARE(form->currentOverride()->directives.front().value, std::string("100"));
+    QCOMPARE(form->gpuBlockCombo()->currentData().toInt(), 64); // fields unchanged
+    form->gpuTileSpin()->setValue(0);
+    form->gpuBlockCombo()->setCurrentIndex(0);
+    QCOMPARE(form->overrideText(), name + ":");
   }
 
   /// Apply recompiles the kernel in the background and shows old and new code and time; the
