@@ -2,6 +2,7 @@
 #include "app/gui/ProfileController.h"
 #include "app/gui/GuiJob.h"
 #include "app/gui/WorkerGuard.h"
+#include "app/workbench/GpuPeaks.h"
 
 #include "app/workbench/Inputs.h"
 #include "app/workbench/Compile.h"
@@ -39,10 +40,19 @@ Expected<Compiled> compileOne(std::shared_ptr<const Graph> graph, int index,
   FB_ASSIGN_OR_RETURN(c.target.inputs, workbench::gatherInputs(*c.graph, {}, 1, {}));
   workbench::CompileSettings settings;
   settings.threads = request.threads;
+  settings.forGpu = request.backend == workbench::Backend::Gpu;
   const auto t0 = std::chrono::steady_clock::now();
   FB_ASSIGN_OR_RETURN(c.target.model, workbench::compileGraph(*c.graph, settings, c.target.inputs, job));
   c.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return c;
+}
+
+/// The roofs of what the profile ran on: the CPU's (cached or measured) or the GPU's.
+Expected<workbench::MachinePeaks> roofsFor(const ProfileRequest& request, int threads,
+                                           const workbench::JobControl* job) {
+  if (request.backend == workbench::Backend::Gpu)
+    return workbench::gpuPeaks();
+  return workbench::machinePeaks(threads, request.peaksCachePath, job);
 }
 
 ProfiledSnapshot profiled(const Compiled& c, cg::Profile profile) {
@@ -141,8 +151,7 @@ void ProfileController::profile(std::shared_ptr<const Graph> graph, int index,
           }
           if (request.peaks) {
             stage.current = stage.count - 1;
-            auto peaks = workbench::machinePeaks(out.main->summary.threads, request.peaksCachePath,
-                                                 &job);
+            auto peaks = roofsFor(request, out.main->summary.threads, &job);
             if (peaks.ok())
               out.peaks = std::move(peaks).value();
             else if (job.cancelled())
@@ -160,8 +169,10 @@ void ProfileController::remeasurePeaks(const ProfileRequest& request) {
   start(tr("Measuring this machine's peaks\u2026"), 1,
         [last, threads, request](const workbench::JobControl& job, Stages&) {
           ProfileOutcome out = last;
-          auto peaks = workbench::machinePeaks(threads, request.peaksCachePath, &job,
-                                               /*remeasure=*/true);
+          auto peaks = request.backend == workbench::Backend::Gpu
+                           ? workbench::gpuPeaks()
+                           : workbench::machinePeaks(threads, request.peaksCachePath, &job,
+                                                     /*remeasure=*/true);
           if (peaks.ok()) {
             out.peaks = std::move(peaks).value();
             out.peaksError.clear();

@@ -3,6 +3,7 @@
 // machine's roofs. Progress, cancel, and a stale result is dropped.
 #pragma once
 
+#include "app/workbench/Compile.h"
 #include "app/workbench/Job.h"
 #include "app/workbench/MachinePeaks.h"
 #include "app/workbench/ProfileReport.h"
@@ -46,6 +47,9 @@ struct ProfileRequest {
   /// Where the machine's peaks are cached; empty: measured every time and not kept.
   std::string peaksCachePath = workbench::defaultMachinePeaksPath();
   bool peaks = true; ///< read or measure the roofs
+  /// Cpu, or Gpu: compiled to PTX and timed on the CUDA device, its roofs from the device's
+  /// attributes (app/workbench/GpuPeaks.h).
+  workbench::Backend backend = workbench::Backend::Cpu;
 };
 
 /// One profiling job at a time; a new request cancels the running one and its result is dropped.

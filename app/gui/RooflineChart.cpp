@@ -223,7 +223,8 @@ void RooflineChart::setData(const workbench::ProfileSummary& summary, int index,
       cacheRoof << QPointF(ridge, peaks->gflops); // along the compute roof to where DRAM meets it
     }
     m_computeLabel->setText(tr("peak %1 GFLOP/s (%2 FMA)").arg(peaks->gflops, 0, 'f', 1).arg(qs(peaks->isa)));
-    m_memoryLabel->setText(tr("DRAM %1 GB/s (triad)").arg(peaks->gbps, 0, 'f', 1));
+    m_memoryLabel->setText(
+        tr("DRAM %1 GB/s (%2)").arg(peaks->gbps, 0, 'f', 1).arg(qs(peaks->memoryMethod)));
     m_cacheLabel->setText(peaks->cacheGbps > 0 ? tr("L2 %1 GB/s").arg(peaks->cacheGbps, 0, 'f', 0) : QString());
   } else {
     m_computeLabel->setText({});

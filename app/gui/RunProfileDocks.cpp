@@ -88,6 +88,8 @@ RunProfileDocks::RunProfileDocks(QMainWindow* window, DockManager& docks, Coordi
   connect(m_profile, &ProfileView::remeasureRequested, this, [this] {
     ProfileRequest request;
     request.threads = m_profile->threads();
+    if (m_runPanel->settings().backend == workbench::Backend::Gpu)
+      request.backend = workbench::Backend::Gpu;
     m_profiles->remeasurePeaks(request);
   });
   connect(m_profile, &ProfileView::kernelActivated, this, [this](int kernel) {
@@ -188,6 +190,9 @@ void RunProfileDocks::profile() {
   ProfileRequest request;
   request.runs = m_profile->runs();
   request.threads = m_profile->threads();
+  // The run panel's backend choice: the GPU profiles on the device against its roofs.
+  if (m_runPanel->settings().backend == workbench::Backend::Gpu)
+    request.backend = workbench::Backend::Gpu;
   const bool compare = other >= 0 && size_t(other) < s.snapshotCount() && other != cur;
   m_profiles->profile(s.graph(size_t(cur)), cur, compare ? s.graph(size_t(other)) : nullptr,
                       compare ? other : -1, request);

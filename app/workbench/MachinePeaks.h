@@ -19,6 +19,9 @@ struct MachinePeaks {
   int threads = 1;        ///< threads that ran them (the profile's thread count)
   std::string cpu;        ///< the host CPU as LLVM names it; part of the cache key
   std::string isa;        ///< the vector instructions of the FMA loop: "avx512", "avx2", "sse"
+  /// How the DRAM roof was found: "triad" (measured) or "device attributes" (a GPU's memory
+  /// clock and bus width, app/workbench/GpuPeaks.h).
+  std::string memoryMethod = "triad";
   std::string measuredAt; ///< UTC date and time of the measurement, "2025-01-31 14:02"
   bool fromCache = false; ///< read from the cache file rather than measured now
   std::string cachePath;  ///< the cache file
