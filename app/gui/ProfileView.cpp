@@ -120,7 +120,7 @@ ProfileView::ProfileView(QWidget* parent) : QWidget(parent) {
   m_table->sortByColumn(KernelProfileModel::TimeMs, Qt::DescendingOrder);
   m_timeline = new RectChart;
   m_timeline->setObjectName("kernelTimeline");
-  m_timeline->setMinimumHeight(150); // the boxes and the axis; drag the splitter for more
+  m_timeline->setMinimumHeight(120); // the boxes and the axis; drag the splitter for more
   m_timeline->axisY()->setVisible(false);
   m_timeline->axisY()->setRange(0, 1);
   m_timeline->axisX()->setTitleText(tr("time within the run (ms)"));

@@ -10,6 +10,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
@@ -117,8 +118,10 @@ ScheduleView::ScheduleView(QWidget* parent) : QWidget(parent) {
                                                            QHeaderView::ResizeToContents);
   m_compareTable->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
   m_compareTable->setTextElideMode(Qt::ElideMiddle);
-  m_compareTable->setFixedHeight(m_compareTable->horizontalHeader()->sizeHint().height() +
-                                 TrialComparisonModel::RowCount * 22 + 4);
+  const int tableHeight = m_compareTable->horizontalHeader()->sizeHint().height() +
+                          TrialComparisonModel::RowCount * 22 + 4;
+  m_compareTable->setMaximumHeight(tableHeight);
+  m_compareTable->setMinimumHeight(80);
   m_codeTabs = new QTabWidget;
   m_codeTabs->setObjectName("scheduleCodeTabs");
   m_codeTabs->setDocumentMode(true);
@@ -143,14 +146,27 @@ ScheduleView::ScheduleView(QWidget* parent) : QWidget(parent) {
     }
     m_codeTabs->addTab(split, titles[i]);
   }
-  auto* right = new QWidget;
-  auto* rl = new QVBoxLayout(right);
-  rl->setContentsMargins(0, 0, 0, 0);
-  rl->addWidget(m_compareTable);
-  rl->addWidget(m_codeTabs, 1);
+  // The comparison above the code, in a splitter: the whole table where the dock is tall
+  // enough, and neither sets the height of the dock area it shares with the other docks.
+  auto* right = new QSplitter(Qt::Vertical);
+  right->setChildrenCollapsible(false);
+  right->addWidget(m_compareTable);
+  right->addWidget(m_codeTabs);
+  right->setStretchFactor(1, 1);
+  right->setSizes({tableHeight, 400});
+  m_codeTabs->setMinimumHeight(120);
 
+  // The form scrolls rather than setting the height of the dock area it shares with the
+  // other bottom docks.
+  auto* leftScroll = new QScrollArea;
+  leftScroll->setObjectName("scheduleFormScroll");
+  leftScroll->setWidget(left);
+  leftScroll->setWidgetResizable(true);
+  leftScroll->setFrameShape(QFrame::NoFrame);
+  leftScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  leftScroll->setMinimumWidth(left->minimumSizeHint().width() + 16);
   auto* split = new QSplitter(Qt::Horizontal);
-  split->addWidget(left);
+  split->addWidget(leftScroll);
   split->addWidget(right);
   split->setStretchFactor(0, 2);
   split->setStretchFactor(1, 3);
