@@ -4,7 +4,7 @@
 # scripts/gpu_bundle.sh. Run from the repository root:
 #   scripts/gpu_device_checks.sh BUNDLE.tar.xz OUT_DIR [CARRIED_MODELS_DIR]
 # Prints: the device; TestCudaDriver and TestGpuBackend (every sample run on the GPU and compared
-# with the interpreter); every sample and zoo model with --backend gpu --compare and --profile;
+# with the interpreter); TestGpuBlockPrograms when the bundle has it (block programs simulated); every sample and zoo model with --backend gpu --compare and --profile;
 # GEMM 1024/2048/4096 kernel times against the device's FP32 peak; ResNet-18, MobileNet-v2 and a
 # transformer layer, GPU against the CPU backend (medians). Torchvision models are exported
 # there with its PyTorch (random weights) when it has one.
@@ -24,6 +24,10 @@ section TestCudaDriver
 timeout 120 TestCudaDriver 2>&1 | grep -E 'FAIL|QDEBUG|QWARN|Totals' | head -20
 section TestGpuBackend
 timeout 300 TestGpuBackend runsOnDevice 2>&1 | grep -E 'FAIL|SKIP|Loc:|Totals' | head -40
+if command -v TestGpuBlockPrograms >/dev/null; then
+  section TestGpuBlockPrograms
+  timeout 300 TestGpuBlockPrograms 2>&1 | grep -E 'FAIL|Loc:|Totals' | head -20
+fi
 
 section "samples: --backend gpu --compare, then --profile (per-kernel table)"
 for s in mlp small_cnn resnet_block mobilenet_v2_block transformer_block dynamic_batch; do
@@ -68,8 +72,10 @@ graph @gemm$n opset 17 {
   output %c
 }
 G
-  echo "--- gemm $n"
+  echo "--- gemm $n (default: shared-memory tiles)"
   opt /tmp/gemm$n.fbir -O3 --backend gpu --run --bench 10 --profile "/tmp/gemm$n.json" | grep -E 'bench|k0_' | head -3
+  echo "--- gemm $n (regtile=4: threads over outputs, no shared memory)"
+  opt /tmp/gemm$n.fbir -O3 --backend gpu --run --bench 10 --schedule 'k0_matmul:regtile=4' --profile "/tmp/gemm$n.rt.json" | grep -E 'bench|k0_' | head -3
 done
 
 section "models: GPU against the CPU backend (medians)"
