@@ -45,6 +45,9 @@ struct Options {
   std::string gemmModelDir; ///< where run.sh wrote gemm_<n>.onnx (ORT rows are matched by name)
   std::vector<std::string> models; ///< ONNX models for per-model rows
   std::string dumpIr;              ///< write the last GEMM kernel's LLVM IR here
+  /// Also compile each model for this CPU (an LLVM name: "znver2", "haswell"): its code path
+  /// (AVX2 only, say) timed on this host in a second column.
+  std::string cpu;
 };
 
 /// Twelve independent FMA chains (more than latency × ports) on 8-lane vectors: the FP32 peak
@@ -124,6 +127,7 @@ std::vector<float> randomVector(int64_t n, uint64_t seed) {
 struct Row {
   std::string name;
   double fuseboxMs = NAN, bestMs = NAN, ortMs = NAN, flops = 0, compileMs = NAN;
+  double cpuMs = NAN; ///< the median compiled for Options::cpu
   std::string note;
 };
 
@@ -222,19 +226,39 @@ Row benchModel(const std::string& path, const Options& o) {
     return row;
   }
   std::string failure;
-  auto [median, best] = timeIt(
-      [&] {
-        auto out = (*model)->run(*inputs);
-        if (!out && failure.empty())
-          failure = out.error().message();
-      },
-      o.warmup, o.runs);
+  auto timeModel = [&](CompiledModel& m) {
+    return timeIt(
+        [&] {
+          auto out = m.run(*inputs);
+          if (!out && failure.empty())
+            failure = out.error().message();
+        },
+        o.warmup, o.runs);
+  };
+  auto [median, best] = timeModel(**model);
   if (!failure.empty()) {
     row.note = failure;
     return row;
   }
   row.fuseboxMs = median;
   row.bestMs = best;
+  if (!o.cpu.empty()) {
+    // The same graph for another CPU's code path, timed on this host.
+    auto target = TargetInfo::forCpu(o.cpu);
+    if (!target) {
+      row.note = target.error().message();
+      return row;
+    }
+    options.target = *target;
+    auto other = CompiledModel::compile(pipeline.finalGraph(), options);
+    if (!other) {
+      row.note = o.cpu + ": " + other.error().message();
+      return row;
+    }
+    row.cpuMs = timeModel(**other).first;
+    if (!failure.empty())
+      row.note = o.cpu + ": " + failure;
+  }
   return row;
 }
 
@@ -266,6 +290,8 @@ bool parseOptions(int argc, char** argv, Options& o) {
       o.ortFile = next();
     else if (a == "--dump-ir")
       o.dumpIr = next();
+    else if (a == "--cpu")
+      o.cpu = next();
     else if (a == "--sizes") {
       o.sizes.clear();
       std::istringstream ss(next());
@@ -275,10 +301,13 @@ bool parseOptions(int argc, char** argv, Options& o) {
     } else if (a == "--help" || a == "-h") {
       std::printf(
           "usage: fusebox-bench [--threads N] [--runs N] [--warmup N] [--sizes 256,512,1024]\n"
-          "                     [--ort ORT_RESULTS.tsv] [--dump-ir FILE] [MODEL.onnx...]\n"
+          "                     [--ort ORT_RESULTS.tsv] [--dump-ir FILE] [--cpu NAME]\n"
+          "                     [MODEL.onnx...]\n"
           "Prints Fusebox CPU latency (median of --runs after --warmup) beside ONNX Runtime's\n"
           "(from scripts/bench_ort.js output), the measured peak FP32 FLOP/s and GEMM\n"
-          "efficiency. bench/run.sh runs everything in one command.\n");
+          "efficiency. --cpu NAME adds a column for each model compiled for that CPU's code\n"
+          "path (znver2, haswell: AVX2 without AVX-512), timed on this host.\n"
+          "bench/run.sh runs everything in one command.\n");
       return false;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "fusebox-bench: unknown option %s (see --help)\n", a.c_str());
@@ -338,21 +367,32 @@ int main(int argc, char** argv) {
     rows.push_back(r);
   }
 
-  std::printf("| %-26s | %10s | %8s | %8s | %11s | %8s | %7s | %8s | %7s |\n", "workload",
-              "Fusebox ms", "best ms", "ORT ms", "Fusebox/ORT", "GFLOP/s", "% peak", "best %",
-              "compile");
-  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(),
-              std::string(12, '-').c_str(), std::string(10, '-').c_str(),
-              std::string(10, '-').c_str(), std::string(13, '-').c_str(),
-              std::string(10, '-').c_str(), std::string(9, '-').c_str(),
+  // With --cpu: two more columns, that CPU's code path's median and its ratio to ORT.
+  const bool other = !o.cpu.empty();
+  const std::string otherMs = o.cpu + " ms", otherRatio = o.cpu + "/ORT";
+  std::printf("| %-26s | %10s | %8s | %8s | %11s |", "workload", "Fusebox ms", "best ms", "ORT ms",
+              "Fusebox/ORT");
+  if (other)
+    std::printf(" %12s | %12s |", otherMs.c_str(), otherRatio.c_str());
+  std::printf(" %8s | %7s | %8s | %7s |\n", "GFLOP/s", "% peak", "best %", "compile");
+  std::printf("|%s|%s|%s|%s|%s|", std::string(28, '-').c_str(), std::string(12, '-').c_str(),
+              std::string(10, '-').c_str(), std::string(10, '-').c_str(),
+              std::string(13, '-').c_str());
+  if (other)
+    std::printf("%s|%s|", std::string(14, '-').c_str(), std::string(14, '-').c_str());
+  std::printf("%s|%s|%s|%s|\n", std::string(10, '-').c_str(), std::string(9, '-').c_str(),
               std::string(10, '-').c_str(), std::string(9, '-').c_str());
   for (const Row& r : rows) {
     double gflops = r.flops > 0 && !std::isnan(r.fuseboxMs) ? r.flops / (r.fuseboxMs * 1e6) : NAN;
     double bestGflops = r.flops > 0 && !std::isnan(r.bestMs) ? r.flops / (r.bestMs * 1e6) : NAN;
-    std::printf("| %-26s | %10s | %8s | %8s | %11s | %8s | %7s | %8s | %7s |%s%s\n", r.name.c_str(),
+    std::printf("| %-26s | %10s | %8s | %8s | %11s |", r.name.c_str(),
                 fmt(r.fuseboxMs, "%.3f").c_str(), fmt(r.bestMs, "%.3f").c_str(),
-                fmt(r.ortMs, "%.3f").c_str(), fmt(r.fuseboxMs / r.ortMs, "%.2fx").c_str(),
-                fmt(gflops, "%.1f").c_str(), fmt(100.0 * gflops / peak, "%.1f%%").c_str(),
+                fmt(r.ortMs, "%.3f").c_str(), fmt(r.fuseboxMs / r.ortMs, "%.2fx").c_str());
+    if (other)
+      std::printf(" %12s | %12s |", fmt(r.cpuMs, "%.3f").c_str(),
+                  fmt(r.cpuMs / r.ortMs, "%.2fx").c_str());
+    std::printf(" %8s | %7s | %8s | %7s |%s%s\n", fmt(gflops, "%.1f").c_str(),
+                fmt(100.0 * gflops / peak, "%.1f%%").c_str(),
                 fmt(100.0 * bestGflops / peak, "%.1f%%").c_str(),
                 fmt(r.compileMs, "%.0f ms").c_str(), r.note.empty() ? "" : "  ", r.note.c_str());
   }

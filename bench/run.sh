@@ -2,12 +2,14 @@
 # The Fusebox CPU benchmark in one command: Fusebox vs ONNX Runtime, side by side, for GEMM
 # 256/512/1024 and ONNX models, with the measured peak FP32 FLOP/s and GEMM efficiency.
 #
-#   bench/run.sh [--threads N] [--runs N] [--torchvision] [MODEL.onnx ...]
+#   bench/run.sh [--threads N] [--runs N] [--torchvision] [--cpu NAME] [MODEL.onnx ...]
 #
 # Without models it benchmarks the samples/*.onnx models. --torchvision also exports
 # resnet18, mobilenet_v2, squeezenet1_0 and efficientnet_b0 (random weights) with
 # scripts/export_torchvision.py into
-# $FUSEBOX_BENCH_CACHE/tv and adds them. ONNX Runtime comes from the npm package
+# $FUSEBOX_BENCH_CACHE/tv and adds them. --cpu NAME (znver2, haswell) adds a column with each
+# model compiled for that CPU's code path (AVX2 without AVX-512) and timed on this host. ONNX
+# Runtime comes from the npm package
 # onnxruntime-node, installed once into $FUSEBOX_BENCH_CACHE (default ~/.cache/fusebox-bench),
 # never into the repository. Expects a built tree in ${FUSEBOX_BUILD_DIR:-build}.
 set -euo pipefail
@@ -19,12 +21,14 @@ python=/usr/bin/python3
 threads=2
 runs=20
 torchvision=0
+cpu=()
 models=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --threads) threads="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --torchvision) torchvision=1; shift ;;
+    --cpu) cpu=(--cpu "$2"); shift 2 ;;
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) models+=("$1"); shift ;;
   esac
@@ -57,4 +61,4 @@ fi
 ort="$cache/ort-results.tsv"
 node "$root/scripts/bench_ort.js" --threads "$threads" --runs "$runs" \
   "$cache"/models/gemm_{256,512,1024}.onnx "${models[@]}" >"$ort"
-"$bench" --threads "$threads" --runs "$runs" --ort "$ort" "${models[@]}"
+"$bench" --threads "$threads" --runs "$runs" --ort "$ort" "${cpu[@]}" "${models[@]}"

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace fb::cg {
@@ -86,10 +88,18 @@ bool TargetInfo::runsOnHost() const {
   // Compare instruction-set features by name: the host's list (from cpuid) names only those,
   // so the CPU model's tuning flags (which differ between CPUs that run the same code) are
   // skipped.
+  // System instructions the code generator never emits on its own (only their intrinsics
+  // do) are skipped too: a virtual machine often hides them (a Zen 4 guest without mwaitx,
+  // rdpru and wbnoinvd still runs znver2 code).
+  static const std::set<std::string> systemOnly = {
+      "clflushopt", "clwb",     "clzero", "enqcmd",    "fsgsbase", "hreset",   "invpcid",  "kl",
+      "movdir64b",  "movdiri",  "mwaitx", "pconfig",   "pku",      "ptwrite",  "rdpid",    "rdpru",
+      "rdrnd",      "rdseed",   "rtm",    "serialize", "sgx",      "shstk",    "tsxldtrk", "uintr",
+      "waitpkg",    "wbnoinvd", "widekl", "xsave",     "xsavec",   "xsaveopt", "xsaves"};
   const llvm::MCSubtargetInfo* sti = (*mine)->getMCSubtargetInfo();
   const llvm::StringMap<bool> hostFeatures = llvm::sys::getHostCPUFeatures();
   for (const llvm::SubtargetFeatureKV& kv : sti->getAllProcessorFeatures()) {
-    if (!sti->getFeatureBits()[kv.Value])
+    if (!sti->getFeatureBits()[kv.Value] || systemOnly.count(kv.Key))
       continue;
     auto it = hostFeatures.find(kv.Key);
     if (it != hostFeatures.end() && !it->second)
