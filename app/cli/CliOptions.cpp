@@ -2,6 +2,7 @@
 #include "app/cli/CliOptions.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <functional>
 #include <sstream>
 
@@ -149,6 +150,20 @@ Expected<CliOptions> parseCliOptions(int argc, char** argv) {
       FB_TRY(str(o.profile));
     } else if (a == "--schedule") {
       FB_TRY(str(o.schedule));
+    } else if (a == "--tune") {
+      o.tune = true;
+    } else if (a == "--tune-budget") {
+      FB_ASSIGN_OR_RETURN(std::string v, value());
+      char* end = nullptr;
+      double seconds = std::strtod(v.c_str(), &end);
+      if (v.empty() || end != v.c_str() + v.size() || !(seconds > 0) || seconds > 1e6)
+        return makeError("option --tune-budget expects a positive number of seconds, got '", v,
+                         "'");
+      o.tuneBudget = seconds;
+    } else if (a == "--tuning-log") {
+      FB_TRY(str(o.tuningLog));
+      if (o.tuningLog.empty())
+        return makeError("option --tuning-log expects a file name (or 'off')");
     } else if (a == "--llvm-opt") {
       std::optional<int64_t> level;
       FB_TRY(integer(level));
@@ -251,6 +266,14 @@ Running
                            gpu: 'k3:block=128,regtile=2'
   --llvm-opt N             cpu: LLVM optimization level 0..3 (default 3)
   --no-gemm                cpu: compile MatMul/Gemm/Conv from loop nests, not the GEMM generator
+  --tune                   cpu: measure schedule candidates per kernel (hottest first), keep
+                           those >= 3% faster (median) with unchanged outputs, print default
+                           vs tuned time per kernel and write them to the tuning log
+  --tune-budget SECONDS    --tune: wall time of the search (default 60), split over kernels
+                           by their share of the default time
+  --tuning-log FILE        the tuning log --tune writes and every cpu compilation reads
+                           (default: tuning-log.json next to the kernel cache,
+                           $XDG_CACHE_HOME/fusebox or ~/.cache/fusebox; 'off': none)
 
 Code
   --emit KIND              loops | llvm | llvm-raw | asm | ptx | obj ; print (or with -o

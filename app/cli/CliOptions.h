@@ -64,6 +64,13 @@ struct CliOptions {
   bool noGemm = false;
   /// Sizes for symbolic dims of inputs: --dim N=4.
   std::map<std::string, int64_t> dims;
+  /// Measure schedule candidates per kernel and write the best to the tuning log (--tune).
+  bool tune = false;
+  /// Seconds the tuning search may take (--tune-budget; default 60).
+  std::optional<double> tuneBudget;
+  /// The tuning log that --tune writes and compilations read (--tuning-log FILE; "off": none;
+  /// empty: the default next to the kernel cache).
+  std::string tuningLog;
 
   // Code and debugging (later issues).
   std::string emit;

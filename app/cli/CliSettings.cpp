@@ -51,6 +51,7 @@ Expected<workbench::CompileSettings> compileSettingsFrom(const CliOptions& o) {
     return schedule.error().withContext("--schedule");
   s.schedule = std::move(schedule).value();
   s.dims = o.dims;
+  s.tuningLog = o.tuningLog;
   return s;
 }
 

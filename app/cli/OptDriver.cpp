@@ -9,6 +9,7 @@
 #include "app/cli/PipelineReports.h"
 #include "app/cli/ReduceReports.h"
 #include "app/cli/Reports.h"
+#include "app/cli/TuneReports.h"
 #include "app/workbench/Bisect.h"
 #include "app/workbench/Compare.h"
 #include "app/workbench/DifferentialFuzz.h"
@@ -18,6 +19,8 @@
 #include "app/workbench/Reproducer.h"
 #include "app/workbench/Run.h"
 #include "app/workbench/Session.h"
+#include "app/workbench/Tuning.h"
+#include "app/workbench/TuningLog.h"
 #include "codegen/llvm/ObjectEmitter.h"
 #include "core/Faults.h"
 #include "core/Graph.h"
@@ -118,6 +121,10 @@ public:
     if (!tolerance.ok())
       return fail(tolerance.error(), 2);
     m_tolerance = *tolerance;
+
+    if (m_o.tune && m_o.backendGiven && m_settings.backend != workbench::Backend::Cpu)
+      return fail(Error("--tune measures the cpu backend: use --backend cpu"), 2);
+    warnAboutTuningLog();
 
     Status loaded = m_session.load(m_o.model);
     if (!loaded.ok())
@@ -222,6 +229,13 @@ public:
       exitCode = std::max(exitCode, *code);
       reported = true;
     }
+    if (m_o.tune) {
+      // Before --run/--bench, so that they run with what the tuning found.
+      Status tuned = tuneAndReport(result, json);
+      if (!tuned.ok())
+        return fail(tuned.error());
+      reported = true;
+    }
     if (m_o.run || m_o.compare || m_o.bench || !m_o.profile.empty()) {
       auto code = runAndReport(result, json);
       if (!code.ok())
@@ -324,6 +338,35 @@ private:
       m_out << fuzzSummaryText(*report, fuzz.seed);
     }
     return report->findings.empty() ? 0 : 1;
+  }
+
+  /// A tuning log that cannot be read is ignored by every compilation: say so once, naming the
+  /// file and the problem (--tune refuses to overwrite it instead).
+  void warnAboutTuningLog() {
+    if (m_o.tune)
+      return;
+    const std::string path = workbench::tuningLogPath(m_settings.compile.tuningLog);
+    if (path.empty())
+      return;
+    if (auto log = workbench::readTuningLog(path); !log.ok())
+      m_err << "warning: " << log.error().message() << " (ignored)\n";
+  }
+
+  /// --tune: tunes the resulting graph's kernels on this CPU through the workbench, writes the
+  /// tuning log and prints the report.
+  Status tuneAndReport(const Graph& result, JsonWriter& json) {
+    workbench::TuneRequest request;
+    request.settings = m_settings.compile;
+    request.budgetSeconds = m_o.tuneBudget.value_or(60.0);
+    request.seed = m_o.seed.value_or(1);
+    request.tolerance = m_tolerance;
+    request.modelName = std::filesystem::path(m_o.model).filename().string();
+    FB_ASSIGN_OR_RETURN(workbench::TuneReport report, workbench::tuneGraph(result, request));
+    if (m_o.json)
+      writeTuneJson(json, report);
+    else
+      m_out << tuneText(report);
+    return Status::success();
   }
 
   /// --bisect: bisects the session's snapshots on --backend through the workbench and prints

@@ -1,5 +1,6 @@
 // Compiling a snapshot: typed settings to codegen options, and the compile call itself.
 #include "app/workbench/Compile.h"
+#include "app/workbench/TuningLog.h"
 #include "codegen/gpu/CudaDriver.h"
 #include "codegen/llvm/KernelCache.h"
 
@@ -75,7 +76,11 @@ Expected<std::shared_ptr<cg::CompiledModel>> compileGraph(const Graph& graph,
                                                           const std::vector<Tensor>& inputs,
                                                           const JobControl* job) {
   FB_TRY(checkCancelled(job, "compilation"));
-  FB_ASSIGN_OR_RETURN(cg::CompileOptions co, compileOptionsFor(settings, inputs));
+  // The tuning log's schedules for matching kernels, under the explicit overrides.
+  CompileSettings tuned = settings;
+  tuned.schedule = scheduleWithTuningLog(graph, settings, inputs);
+  const bool fromLog = tuned.schedule.size() != settings.schedule.size();
+  FB_ASSIGN_OR_RETURN(cg::CompileOptions co, compileOptionsFor(tuned, inputs));
   // Compiled kernels persist across sessions and runs (FUSEBOX_KERNEL_CACHE=off disables).
   cg::KernelCache::global().setDirectory(cg::KernelCache::defaultDirectory());
   if (job) {
@@ -84,8 +89,14 @@ Expected<std::shared_ptr<cg::CompiledModel>> compileGraph(const Graph& graph,
       job->report(fraction, "compile: " + stage);
     };
   }
-  FB_ASSIGN_OR_RETURN(std::unique_ptr<cg::CompiledModel> model,
-                      cg::CompiledModel::compile(graph, co));
+  auto compiled = cg::CompiledModel::compile(graph, co);
+  if (!compiled.ok() && fromLog && !(job && job->cancelled())) {
+    // A log entry this build cannot apply (a log from another version) must not stop a
+    // compilation: compile without the log.
+    co.lower.scheduleOverrides = settings.schedule;
+    compiled = cg::CompiledModel::compile(graph, co);
+  }
+  FB_ASSIGN_OR_RETURN(std::unique_ptr<cg::CompiledModel> model, std::move(compiled));
   reportProgress(job, 1.0, "compiled");
   return std::shared_ptr<cg::CompiledModel>(std::move(model));
 }

@@ -45,6 +45,10 @@ struct CompileSettings {
   std::vector<cg::ScheduleOverride> schedule;     ///< per-kernel overrides
   std::map<std::string, int64_t> dims;            ///< sizes of symbolic dims (N=4)
   bool useCache = true;                           ///< the compiled-kernel cache (memory + disk)
+  /// The tuning log (app/workbench/TuningLog.h) whose entries for this CPU set the schedule of
+  /// the kernels they match; an entry of `schedule` for the same kernel wins. Empty: the
+  /// default log (defaultTuningLogPath()); "off": none.
+  std::string tuningLog;
 };
 
 /// The target `settings.cpu` names (the host when empty), or an error for an unknown CPU; with

@@ -1,5 +1,6 @@
 // Emitting a snapshot's generated code as one module of the requested kind.
 #include "app/workbench/Emit.h"
+#include "app/workbench/TuningLog.h"
 #include "codegen/exec/GpuModel.h"
 #include "codegen/exec/KernelModules.h"
 #include "codegen/llvm/ObjectEmitter.h"
@@ -94,6 +95,7 @@ Expected<EmittedCode> emitCode(const Graph& graph, const EmitRequest& request,
   if (req.kind == CodeKind::Ptx)
     req.settings.forGpu = true;
   FB_ASSIGN_OR_RETURN(cg::CompileOptions co, compileOptionsFor(req.settings, {}));
+  co.lower.scheduleOverrides = scheduleWithTuningLog(graph, req.settings, {});
   if (req.settings.forGpu)
     return emitGpuCode(graph, req, co, job);
   EmittedCode out;

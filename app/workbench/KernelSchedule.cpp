@@ -1,5 +1,6 @@
 // Describing each kernel's compiled schedule from its lowered loop nest and GEMM spec.
 #include "app/workbench/KernelSchedule.h"
+#include "app/workbench/TuningLog.h"
 
 #include "codegen/exec/KernelModules.h"
 #include "codegen/gemm/GemmEmitter.h"
@@ -52,6 +53,7 @@ Expected<std::vector<KernelSchedule>> describeSchedules(const Graph& graph,
                                                         const CompileSettings& settings,
                                                         const JobControl* job) {
   FB_ASSIGN_OR_RETURN(cg::CompileOptions co, compileOptionsFor(settings, {}));
+  co.lower.scheduleOverrides = scheduleWithTuningLog(graph, settings, {});
   reportProgress(job, 0.0, "lower");
   FB_ASSIGN_OR_RETURN(std::unique_ptr<Graph> bound, cg::bindStaticShapes(graph, {}, co.dims));
   FB_ASSIGN_OR_RETURN(std::vector<cg::Kernel> kernels, cg::lowerGraph(*bound, co.lower));

@@ -49,6 +49,22 @@ std::vector<double> kernelTimes(const cg::Profile& profile, size_t kernel) {
 
 } // namespace
 
+Expected<std::vector<TrialTiming>> timeKernels(cg::CompiledModel& model,
+                                               const std::vector<Tensor>& inputs, int runs,
+                                               int warmupRuns, const JobControl* job) {
+  for (int w = 0; w < warmupRuns; ++w)
+    FB_TRY(runOnce(model, inputs));
+  cg::Profile profile = model.newProfile();
+  for (int r = 0; r < std::max(1, runs); ++r) {
+    FB_TRY(checkCancelled(job, "timing the kernels"));
+    FB_TRY(runOnce(model, inputs, &profile));
+  }
+  std::vector<TrialTiming> timings;
+  for (size_t k = 0; k < model.kernels().size(); ++k)
+    timings.push_back(trialTiming(kernelTimes(profile, k)));
+  return timings;
+}
+
 Expected<ScheduleTrial> trySchedule(const Graph& graph, const ScheduleTrialRequest& request,
                                     const JobControl* job) {
   if (request.change.kernel.empty() || request.change.kernel == "*")

@@ -43,6 +43,12 @@ struct ScheduleTrial {
   std::vector<cg::ScheduleOverride> afterOverrides;
 };
 
+/// Every kernel's time in `model` over `runs` runs on `inputs`, after `warmupRuns` untimed
+/// runs (one TrialTiming per kernel, in the model's order). Cancellable between runs.
+Expected<std::vector<TrialTiming>> timeKernels(cg::CompiledModel& model,
+                                               const std::vector<Tensor>& inputs, int runs,
+                                               int warmupRuns, const JobControl* job = nullptr);
+
 /// Compiles `graph` with request.settings and with the kernel's override replaced by
 /// request.change (the kernel cache makes the second compile cost about one kernel), reads the
 /// kernel's code from both, then runs both models alternately on the same seeded inputs and

@@ -22,3 +22,5 @@ config.substitutions.append(("%fusebox-opt", fusebox_opt))
 config.substitutions.append((r"\bFileCheck\b", os.path.join(llvm_tools_dir, "FileCheck")))
 # `not` (inverts an exit status) ships next to FileCheck; RUN lines find it on PATH.
 config.environment["PATH"] = os.pathsep.join([llvm_tools_dir, config.environment.get("PATH", "")])
+# A tuning log in the user's cache would change the schedules these tests print.
+config.environment["FUSEBOX_TUNING_LOG"] = "off"
