@@ -4,8 +4,10 @@
 #include "app/gui/CodeController.h"
 #include "app/gui/CodeDocks.h"
 #include "app/gui/Coordinator.h"
+#include "app/gui/DebugDocks.h"
 #include "app/gui/DiffView.h"
 #include "app/gui/DockManager.h"
+#include "app/gui/FindBugController.h"
 #include "app/gui/LessonPanel.h"
 #include "app/gui/MainWindow.h"
 #include "app/gui/MemoryPlanner.h"
@@ -316,6 +318,14 @@ void LessonController::showView(const workbench::LessonStep& step) {
     enlargeBottomDock(m_window->docks()->dock("profile"));
     m_window->runProfile()->profile();
     return;
+  case LessonView::FindBug:
+    // Debug > Find the Bug on the snapshots: bisection, the numeric diff's colours on the
+    // guilty snapshot, the reduced reproducer.
+    m_window->showGraphTab();
+    raise(m_window->debugDocks()->dock());
+    enlargeBottomDock(m_window->debugDocks()->dock());
+    m_window->debugDocks()->findBug();
+    return;
   }
   assert(false && "unknown lesson view");
 }
@@ -389,6 +399,14 @@ void LessonController::onExplored() {
   if (!m_lesson || m_busy || m_step < 0 || m_failed)
     return;
   const workbench::LessonStep& step = m_lesson->steps[size_t(m_step)];
+  if (step.view == workbench::LessonView::FindBug) {
+    // Find the bug selects the guilty snapshot and where it diverges: part of the step.
+    const FindBugController* fb = m_window->debugDocks()->controller();
+    const auto& report = fb->lastOutcome().report;
+    if (fb->isRunning() || (report && report->bisect.mismatch &&
+                            m_coordinator->session().currentIndex() == report->bisect.index))
+      return;
+  }
   const bool sameSnapshot = m_coordinator->session().currentIndex() == step.snapshot;
   const bool sameNode = !m_focus || m_coordinator->selectedNode() == m_focus;
   if (!sameSnapshot || !sameNode)
@@ -435,6 +453,8 @@ QStringList LessonController::saveStepScreenshots(const QString& dir, QString* e
       waitFor(rp->planner(), &MemoryPlanner::planned, 60000);
     if (rp->profiles()->isRunning())
       waitFor(rp->profiles(), &ProfileController::finished, 180000);
+    if (FindBugController* fb = m_window->debugDocks()->controller(); fb->isRunning())
+      waitFor(fb, &FindBugController::finished, 180000);
     m_window->waitForLayouts();
     if (i == 0) {
       // Again, now that the docks may be lower than the window grew for when it was shown.

@@ -50,7 +50,7 @@ Expected<int64_t> parseIndex(const std::string& value) {
 }
 
 constexpr const char* kViewNames[] = {"graph",    "diff",   "overlay", "code",
-                                      "schedule", "memory", "profile"};
+                                      "schedule", "memory", "profile", "findbug"};
 
 struct Parser {
   explicit Parser(const std::string& file) : path(file) {}
@@ -299,7 +299,7 @@ Expected<LessonView> lessonViewFromName(const std::string& name) {
     if (name == kViewNames[i])
       return LessonView(i);
   return makeError("unknown view '", name,
-                   "'; known: graph, diff, overlay, code, schedule, memory, profile");
+                   "'; known: graph, diff, overlay, code, schedule, memory, profile, findbug");
 }
 
 const std::vector<std::string>& lessonMetricNames() {
@@ -315,7 +315,9 @@ const std::vector<std::string>& lessonMetricNames() {
                                                  "lower_bound_bytes",
                                                  "numeric.ok",
                                                  "numeric.max_abs",
-                                                 "numeric.min_cosine"};
+                                                 "numeric.min_cosine",
+                                                 "findbug.guilty_snapshot",
+                                                 "findbug.reduced_nodes"};
   return names;
 }
 

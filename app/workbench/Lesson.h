@@ -18,7 +18,8 @@
 namespace fb::workbench {
 
 /// What a lesson step puts in front of the class.
-enum class LessonView : uint8_t { Graph, Diff, Overlay, Code, Schedule, Memory, Profile };
+/// The views a step can show; FindBug runs Debug > Find the Bug on the step's snapshots.
+enum class LessonView : uint8_t { Graph, Diff, Overlay, Code, Schedule, Memory, Profile, FindBug };
 
 /// "graph", "diff", ... as a lesson file spells it.
 const char* lessonViewName(LessonView view);

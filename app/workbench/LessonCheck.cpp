@@ -1,14 +1,20 @@
 // Playing a lesson's steps on a session and checking its claims against the build.
 #include "app/workbench/LessonCheck.h"
 
+#include "app/workbench/FindBug.h"
+#include "app/workbench/Inputs.h"
 #include "app/workbench/KernelSchedule.h"
 #include "codegen/loops/ScheduleOverride.h"
 #include "passes/AnalysisCache.h"
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 
 namespace fb::workbench {
 
@@ -90,9 +96,53 @@ Expected<NodeId> resolveLessonFocus(const Graph& graph, const std::string& focus
                    names.empty() ? std::string() : " (its nodes include: " + names + ")");
 }
 
+namespace {
+
+/// Find the bug on every snapshot the session holds, as Debug > Find the Bug runs it (on the
+/// interpreter, inputs from gatherInputs, the reproducer in a temporary folder); the last
+/// report is kept for the step's other claims.
+Expected<FindBugReport> findBugFor(const Session& session) {
+  static std::mutex mutex;
+  static std::vector<const Graph*> lastKey;
+  static std::optional<FindBugReport> last;
+  std::vector<const Graph*> key;
+  for (const Snapshot& s : session.snapshots())
+    key.push_back(s.graph.get());
+  std::lock_guard lock(mutex);
+  if (last && key == lastKey)
+    return *last;
+  const std::vector<Snapshot>& snapshots = session.snapshots();
+  FB_ASSIGN_OR_RETURN(std::vector<Tensor> inputs,
+                      gatherInputs(*snapshots.front().graph, {}, 1, {}));
+  std::error_code ec;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path(ec) / ("fusebox-lesson-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir, ec);
+  FindBugSettings settings;
+  settings.reproducerPath = (dir / "reproducer.fbir").string();
+  settings.modelName = session.displayName();
+  FB_ASSIGN_OR_RETURN(FindBugReport report, findBug(snapshots, inputs, settings));
+  std::filesystem::remove_all(dir, ec);
+  lastKey = key;
+  last = report;
+  return report;
+}
+
+} // namespace
+
 Expected<double> lessonMetric(const Session& session, const LessonStep& step,
                               const std::string& metric) {
   const Snapshot& snap = session.snapshot(step.snapshot);
+  if (metric.rfind("findbug.", 0) == 0) {
+    FB_ASSIGN_OR_RETURN(FindBugReport report, findBugFor(session));
+    if (!report.bisect.mismatch)
+      return makeError("Find the bug found nothing wrong: every snapshot matches the reference");
+    if (metric == "findbug.guilty_snapshot")
+      return double(report.bisect.index);
+    if (!report.reduce)
+      return makeError("Find the bug did not reduce the model: ", report.reduceError);
+    return double(report.reduce->nodesAfter);
+  }
   if (metric.rfind("numeric.", 0) == 0) {
     FB_ASSIGN_OR_RETURN(NumericDiff diff,
                         session.numericDiff(step.compare.first, step.compare.second));
