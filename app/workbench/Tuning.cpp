@@ -56,6 +56,9 @@ public:
       FB_ASSIGN_OR_RETURN(log, readTuningLog(logPath));
     }
     FB_TRY(prepare());
+    // The budget is the search's: the default compilation and timing before it are one
+    // model's worth of work, however small the budget.
+    m_start = Clock::now();
     for (size_t k : hottestFirst())
       FB_TRY(tuneKernel(m_report.kernels[k]));
     for (const KernelTuning& k : m_report.kernels) {
@@ -95,7 +98,7 @@ private:
     FB_ASSIGN_OR_RETURN(InterpretResult reference, interpret(m_graph, m_inputs));
     m_reference = std::move(reference.outputs);
     FB_ASSIGN_OR_RETURN(OutputComparisons cmp,
-                        compareOutputs(m_graph, defaultOutputs, m_reference, m_request.tolerance));
+                        compareOutputs(m_graph, m_reference, defaultOutputs, m_request.tolerance));
     if (!cmp.ok) {
       // The default is what tuning must not change: compare with it where it already differs
       // from the interpreter (at this tolerance).
@@ -172,7 +175,7 @@ private:
     if (!outputs.ok())
       return false;
     FB_ASSIGN_OR_RETURN(OutputComparisons cmp,
-                        compareOutputs(m_graph, *outputs, m_reference, m_request.tolerance));
+                        compareOutputs(m_graph, m_reference, *outputs, m_request.tolerance));
     return cmp.ok;
   }
 
@@ -269,7 +272,7 @@ private:
   const Graph& m_graph;
   const TuneRequest& m_request;
   const JobControl* m_job;
-  const Clock::time_point m_start;
+  Clock::time_point m_start; ///< when the search began
   CompileSettings m_base; ///< the user's settings plus the overrides kept so far, no log
   std::vector<Tensor> m_inputs;
   std::vector<Tensor> m_reference; ///< the outputs every kept candidate must reproduce

@@ -18,7 +18,9 @@ struct TuneRequest {
   /// alone; its `tuningLog` is the log written (and only written: the search starts from the
   /// default schedules).
   CompileSettings settings;
-  double budgetSeconds = 60;    ///< the whole search, split over kernels by their default time
+  /// The search's wall time (after compiling and timing the default schedules once), split
+  /// over kernels by their default time.
+  double budgetSeconds = 60;
   int runs = 7;                 ///< timed runs of each variant in a trial
   double minGain = 0.03;        ///< a candidate must be this much faster (median) to be kept
   uint64_t seed = 1;            ///< random inputs
@@ -47,7 +49,7 @@ struct KernelTuning {
 struct TuneReport {
   std::vector<KernelTuning> kernels;
   double defaultUs = 0, tunedUs = 0; ///< sums over kernels of the medians
-  double seconds = 0;                ///< the search's wall time
+  double seconds = 0; ///< the search's wall time (the budget, plus at most one trial)
   double budgetSeconds = 0;
   int candidates = 0;
   std::string cpu, isa; ///< the log's CPU key
