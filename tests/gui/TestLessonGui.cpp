@@ -5,7 +5,9 @@
 // a bad lesson is a message naming its file and line, not a crash.
 #include "app/gui/CodeDocks.h"
 #include "app/gui/Coordinator.h"
+#include "app/gui/DebugDocks.h"
 #include "app/gui/DiffView.h"
+#include "app/gui/FindBugController.h"
 #include "app/gui/LessonController.h"
 #include "app/gui/LessonPanel.h"
 #include "app/gui/MainWindow.h"
@@ -192,6 +194,37 @@ private Q_SLOTS:
     QVERIFY(lessons->waitForStep());
     lessons->closeLesson();
     QVERIFY(enabledFaults().empty());
+  }
+
+  /// Lesson 8's last step runs Find the Bug: the search finds the guilty layout pass, writes a
+  /// two-node reproducer, selects the guilty snapshot, and the lesson is still on its step.
+  void findBugStepRunsTheSearch() {
+    QTemporaryDir dir;
+    MainWindow w(/*persistent=*/false);
+    w.show();
+    w.debugDocks()->setReproducerDir(dir.path());
+    LessonController* lessons = w.lessons();
+    QCOMPARE(lessons->openLesson(lessonFile("08-finding-a-miscompile.md")), QString());
+    QVERIFY(lessons->waitForStep());
+    while (lessons->currentStep() + 1 < int(lessons->lesson()->steps.size())) {
+      lessons->next();
+      QVERIFY(lessons->waitForStep());
+    }
+    FindBugController* fb = w.debugDocks()->controller();
+    if (fb->isRunning()) {
+      QSignalSpy done(fb, &FindBugController::finished);
+      QVERIFY(done.wait(60000));
+    }
+    QApplication::processEvents();
+    const auto& report = fb->lastOutcome().report;
+    QVERIFY(report && report->bisect.mismatch);
+    QCOMPARE(report->bisect.index, size_t(2));
+    QVERIFY(report->reduce);
+    QCOMPARE(report->reduce->nodesAfter, size_t(2));
+    QVERIFY(QFile::exists(QString::fromStdString(report->reproducerPath)));
+    QVERIFY(w.debugDocks()->dock()->isVisible());
+    QCOMPARE(w.coordinator()->session().currentIndex(), size_t(2));
+    QVERIFY(!lessons->isAway());
   }
 
   void openingAnotherModelEndsTheLesson() {
