@@ -286,7 +286,7 @@ std::optional<BlockProgram> blockReduceRows(const std::vector<const Stmt*>& chai
     l->extent->isIntConst(&e);
     rows *= e;
   }
-  if (rows > kMaxBlockRows)
+  if (rows < 1 || rows > kMaxBlockRows)
     return std::nullopt;
   std::vector<BufferPtr> scalars;
   std::set<std::string> names;
