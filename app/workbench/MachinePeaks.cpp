@@ -1,6 +1,7 @@
 // The roofline micro-benchmark: FMA chains for the compute roof, a STREAM triad for the memory
 // roof, and the small text cache that keeps their results per CPU and thread count.
 #include "app/workbench/MachinePeaks.h"
+#include "app/workbench/CachePaths.h"
 #include "codegen/llvm/Target.h"
 
 #include <algorithm>
@@ -350,14 +351,7 @@ std::optional<MachinePeaks> parseCacheLine(const std::string& line) {
 } // namespace
 
 std::string defaultMachinePeaksPath() {
-  std::filesystem::path base;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    base = xdg;
-  else if (const char* home = std::getenv("HOME"); home && *home)
-    base = std::filesystem::path(home) / ".cache";
-  else
-    return "";
-  return (base / "fusebox" / "machine-peaks.txt").string();
+  return fuseboxCacheFile("machine-peaks.txt");
 }
 
 Expected<MachinePeaks> measureMachinePeaks(int threads, const JobControl* job) {

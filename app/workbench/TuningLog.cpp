@@ -1,5 +1,6 @@
 // Reading, writing and applying tuning logs.
 #include "app/workbench/TuningLog.h"
+#include "app/workbench/CachePaths.h"
 #include "app/workbench/JsonValue.h"
 #include "app/workbench/KernelSignature.h"
 #include "core/FileRead.h"
@@ -86,14 +87,7 @@ void TuningLog::record(const TuningEntry& entry) {
 std::string defaultTuningLogPath() {
   if (const char* env = std::getenv("FUSEBOX_TUNING_LOG"); env && *env)
     return std::string(env) == "off" ? std::string() : std::string(env);
-  std::filesystem::path base;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    base = xdg;
-  else if (const char* home = std::getenv("HOME"); home && *home)
-    base = std::filesystem::path(home) / ".cache";
-  else
-    return "";
-  return (base / "fusebox" / "tuning-log.json").string();
+  return fuseboxCacheFile("tuning-log.json");
 }
 
 std::string tuningLogPath(const std::string& setting) {
