@@ -219,7 +219,13 @@ public:
     m_sinceBarrier.push_back(std::move(touches));
     m_stmts.push_back(std::move(s));
   }
-  StmtPtr take() { return block(std::move(m_stmts)); }
+  /// The statements; with `trailingBarrier`, a barrier after them (a block that goes on to
+  /// another row must not overwrite what a slower thread of it still reads).
+  StmtPtr take(bool trailingBarrier) {
+    if (trailingBarrier && !m_stmts.empty())
+      m_stmts.push_back(barrier());
+    return block(std::move(m_stmts));
+  }
 
 private:
   struct Access {
@@ -377,7 +383,7 @@ std::optional<BlockProgram> blockReduceRows(const std::vector<const Stmt*>& chai
                 BlockProgramBuilder::kThread0);
   }
   StmtPtr blockBody = forLoop("gpu_t", intImm(0), intImm(threads), ForKind::GpuLanes,
-                              program.take(), "the threads of a block");
+                              program.take(rows > options.maxBlocks), "the threads of a block");
   for (const BufferPtr& b : sharedArrays)
     blockBody = alloc(b, blockBody);
   for (size_t i = scalars.size(); i-- > 0;)

@@ -144,6 +144,38 @@ private Q_SLOTS:
     QVERIFY2(diff.empty(), diff.c_str());
   }
 
+  /// With fewer blocks than rows, each block goes on to further rows (a grid-stride loop over
+  /// blocks): the row's program then ends with a barrier, so a fast thread starting the next
+  /// row cannot overwrite shared scalars a slow one still reads.
+  void blocksThatTakeSeveralRowsEndWithABarrier() {
+    auto g = parseGraph(R"(graph @g opset 17 {
+  input %x : f32[8, 300]
+  %y : f32[8, 300] = Softmax(%x) {axis = 1}  #1 "softmax"
+  output %y
+})");
+    QVERIFY(g.ok());
+    LowerOptions lo;
+    lo.defaultSchedules = false;
+    lo.gemmSpecs = false;
+    auto kernels = lowerGraph(**g, lo);
+    QVERIFY(kernels.ok());
+    for (int64_t maxBlocks : {2, 65535}) {
+      GpuScheduleOptions options;
+      options.maxBlocks = maxBlocks;
+      auto launches = gpuLaunchesOf(kernels->front(), 0, options);
+      QVERIFY(launches.ok());
+      QCOMPARE(launches->front().blocks, unsigned(std::min<int64_t>(8, maxBlocks)));
+      const Stmt* lanes = nullptr;
+      forEachStmt(launches->front().code.body, [&](const Stmt& x) {
+        if (x.kind == Stmt::Kind::For && x.forKind == ForKind::GpuLanes)
+          lanes = &x;
+      });
+      QVERIFY(lanes && lanes->body->kind == Stmt::Kind::Block);
+      const bool trailing = lanes->body->stmts.back()->kind == Stmt::Kind::Barrier;
+      QCOMPARE(trailing, maxBlocks < 8);
+    }
+  }
+
   /// Every barrier of a softmax's block program is needed: without any one of them the
   /// simulation reports a race on shared memory (or a wrong result), never a silent pass.
   void missingBarrierIsCaught() {
