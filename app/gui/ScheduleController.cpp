@@ -4,6 +4,7 @@
 
 #include "app/gui/CodeController.h"
 #include "app/gui/Coordinator.h"
+#include "app/gui/ScheduleForm.h"
 #include "app/gui/ScheduleModels.h"
 #include "app/gui/ScheduleView.h"
 #include "app/gui/WorkerGuard.h"
@@ -37,6 +38,9 @@ ScheduleController::ScheduleController(Coordinator* coordinator, ScheduleView* v
   connect(m_coordinator, &Coordinator::selectionChanged, this, &ScheduleController::showSelected);
   connect(m_view, &ScheduleView::applyRequested, this, &ScheduleController::apply);
   connect(m_view, &ScheduleView::cancelRequested, this, &ScheduleController::cancel);
+  connect(m_view, &ScheduleView::tuneRequested, this, &ScheduleController::tune);
+  connect(&m_tuneWatcher, &QFutureWatcher<TuneOutcome>::finished, this,
+          &ScheduleController::onTuneDone);
   // Kernels are described lazily: when the editor is shown.
   connect(m_view, &ScheduleView::shownChanged, this, [this](bool shown) {
     if (shown)
@@ -48,6 +52,7 @@ ScheduleController::~ScheduleController() {
   cancel();
   m_describeWatcher.waitForFinished(); // workers hold only their job's values
   m_trialWatcher.waitForFinished();
+  m_tuneWatcher.waitForFinished();
 }
 
 ScheduleController::DescribeKey ScheduleController::currentKey() const {
@@ -259,6 +264,105 @@ void ScheduleController::cancel() {
   m_trialPending.reset();
   if (m_trialJob)
     m_trialJob->cancel();
+  if (m_tuneJob)
+    m_tuneJob->cancel();
+}
+
+void ScheduleController::tune(size_t kernel) {
+  const workbench::Session& s = m_coordinator->session();
+  auto described = kernels();
+  if (!s.hasModel() || m_tuning || m_trialRunning || !described || kernel >= described->size())
+    return;
+  const std::string name = (*described)[kernel].kernel;
+  m_tuning = TuneRequest{s.graph(s.currentIndex()), name};
+  workbench::TuneRequest request;
+  // From the kernel's default schedule: the session's override of it is what is tuned against.
+  request.settings.schedule = workbench::withOverride(s.scheduleOverrides(s.currentIndex()),
+                                                      cg::ScheduleOverride{name, {}});
+  request.budgetSeconds = m_tuneBudgetSeconds;
+  request.kernel = kernel;
+  request.writeLog = false; // the form shows the result; Apply keeps it in the session
+  const QString what = tr("Tuning %1 (up to %2 s)…").arg(qs(name)).arg(m_tuneBudgetSeconds);
+  m_view->setBusy(true, what);
+  m_tuneJob = jobReportingTo(this, [this, what](double f, const QString& stage) {
+    if (m_tuning)
+      m_view->setStatus(
+          QStringLiteral("%1 %2 (%3%)").arg(what, stage).arg(int(std::lround(f * 100))));
+  });
+  std::shared_ptr<const Graph> graph = m_tuning->graph;
+  std::shared_ptr<workbench::JobControl> job = m_tuneJob;
+  m_tuneWatcher.setFuture(QtConcurrent::run([graph, request, job] {
+    return guardedWork<TuneOutcome>(QStringLiteral("Tuning"), [&] {
+      TuneOutcome out;
+      auto report = workbench::tuneGraph(*graph, request, job.get());
+      if (report.ok())
+        out.report = std::move(report).value();
+      else {
+        out.error = qs(report.error().message());
+        out.cancelled = job->cancelled();
+      }
+      return out;
+    });
+  }));
+}
+
+void ScheduleController::onTuneDone() {
+  TuneOutcome out = m_tuneWatcher.result();
+  TuneRequest t = std::move(*m_tuning);
+  m_tuning.reset();
+  m_tuneJob.reset();
+  m_view->setBusy(false);
+  const workbench::Session& s = m_coordinator->session();
+  const QString kernel = qs(t.kernel);
+  const workbench::KernelTuning* result = nullptr;
+  if (out.report)
+    for (const workbench::KernelTuning& k : out.report->kernels)
+      if (k.kernel == t.kernel)
+        result = &k;
+  QString summary, directives;
+  const bool current = s.hasModel() && s.graph(s.currentIndex()) == t.graph && m_view->kernel() &&
+                       m_view->kernel()->kernel == t.kernel;
+  if (out.cancelled) {
+    summary = tr("Tuning %1 was cancelled.").arg(kernel);
+  } else if (!result) {
+    summary = tr("Tuning %1 failed: %2").arg(kernel, out.error);
+  } else if (result->directives.empty()) {
+    summary = tr("%1: the default schedule stays (%3 µs; %2 candidates measured, none kept as "
+                 "at least 3% faster)%4.")
+                  .arg(kernel)
+                  .arg(result->candidates)
+                  .arg(result->defaultUs, 0, 'f', 1)
+                  .arg(result->note.empty() ? QString() : QStringLiteral("; ") + qs(result->note));
+  } else {
+    directives = qs(result->directives);
+    summary = tr("%1: %2 is %3× faster (%4 → %5 µs, %6 candidates, outputs equal "
+                 "the interpreter's). Apply keeps it.")
+                  .arg(kernel, directives)
+                  .arg(result->defaultUs / std::max(result->tunedUs, 1e-9), 0, 'f', 2)
+                  .arg(result->defaultUs, 0, 'f', 1)
+                  .arg(result->tunedUs, 0, 'f', 1)
+                  .arg(result->candidates);
+    if (current) // as if typed: the fields follow the text
+      m_view->form()->setOverrideText(kernel + ":" + directives);
+  }
+  if (!current && !out.cancelled && result)
+    summary = tr("Dropped the tuning of %1: the snapshot or the selection changed meanwhile.")
+                  .arg(kernel);
+  m_view->setStatus(summary, /*error=*/!result && !out.cancelled);
+  Q_EMIT tuneFinished(current ? directives : QString(), summary);
+}
+
+bool ScheduleController::waitForTune(int timeoutMs) {
+  QElapsedTimer timer;
+  timer.start();
+  while (m_tuning) {
+    if (timer.elapsed() > timeoutMs)
+      return false;
+    QEventLoop loop;
+    QTimer::singleShot(20, &loop, &QEventLoop::quit);
+    loop.exec();
+  }
+  return true;
 }
 
 bool ScheduleController::waitForKernels(int timeoutMs) {

@@ -6,6 +6,7 @@
 #include "app/workbench/Job.h"
 #include "app/workbench/KernelSchedule.h"
 #include "app/workbench/ScheduleTrial.h"
+#include "app/workbench/Tuning.h"
 
 #include <QFutureWatcher>
 #include <QObject>
@@ -34,6 +35,13 @@ struct TrialOutcome {
   bool cancelled = false;
 };
 
+/// A one-kernel tuning run finished in a worker.
+struct TuneOutcome {
+  std::optional<workbench::TuneReport> report;
+  QString error;
+  bool cancelled = false;
+};
+
 class ScheduleController : public QObject {
   Q_OBJECT
 public:
@@ -48,9 +56,18 @@ public:
   /// the current schedule; on success the override becomes the session's. A trial in flight is
   /// cancelled and its result dropped.
   void apply(const cg::ScheduleOverride& change, int runs);
-  /// Stops the trial at its next check.
+  /// Tunes kernel `kernel` of the current snapshot in a worker (the auto-tuner, within
+  /// the tune budget, from its default schedule) and puts the fastest override it keeps in
+  /// the form, for Apply to make it the session's. Nothing starts while a trial or tune runs.
+  void tune(size_t kernel);
+  /// Stops the trial or the tuning at its next check.
   void cancel();
   bool isTrialRunning() const { return m_trialRunning.has_value(); }
+  bool isTuning() const { return m_tuning.has_value(); }
+  /// Processes events until no tuning runs (false on timeout).
+  bool waitForTune(int timeoutMs = 300000);
+  /// Seconds the Tune button's search may take (default 10).
+  void setTuneBudget(double seconds) { m_tuneBudgetSeconds = seconds; }
   /// The described kernels of the current snapshot and overrides, or nullptr.
   std::shared_ptr<const std::vector<workbench::KernelSchedule>> kernels() const;
   /// Processes events until the current snapshot's kernels are described, or their description
@@ -62,6 +79,9 @@ public:
 Q_SIGNALS:
   /// A trial ended: `ok` when it ran and its override is now the session's.
   void trialFinished(bool ok, const QString& summary);
+  /// A tuning ended: `directives` the override it found for the kernel (empty: the default
+  /// stays, or it failed).
+  void tuneFinished(const QString& directives, const QString& summary);
   /// The session's overrides of the current snapshot changed.
   void scheduleChanged();
 
@@ -73,6 +93,7 @@ private:
   void showSelected();
   void startTrial();
   void onTrialDone();
+  void onTuneDone();
 
   Coordinator* m_coordinator;
   ScheduleView* m_view;
@@ -98,6 +119,16 @@ private:
   std::shared_ptr<workbench::JobControl> m_trialJob;
   std::optional<TrialRequest> m_trialRunning, m_trialPending;
   uint64_t m_trialRequest = 0, m_trialRunningRequest = 0;
+
+  /// The tuning in flight: its snapshot and kernel, to drop it when they changed.
+  struct TuneRequest {
+    std::shared_ptr<const Graph> graph;
+    std::string kernel;
+  };
+  QFutureWatcher<TuneOutcome> m_tuneWatcher;
+  std::shared_ptr<workbench::JobControl> m_tuneJob;
+  std::optional<TuneRequest> m_tuning;
+  double m_tuneBudgetSeconds = 10;
 };
 
 } // namespace fb::gui

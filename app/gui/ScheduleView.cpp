@@ -80,6 +80,11 @@ ScheduleView::ScheduleView(QWidget* parent) : QWidget(parent) {
   m_apply->setToolTip(tr("Recompile this kernel with the new schedule and time it beside the old"));
   m_reset = new QPushButton(tr("Reset to default"));
   m_reset->setObjectName("scheduleReset");
+  m_tune = new QPushButton(tr("Tune"));
+  m_tune->setObjectName("scheduleTune");
+  m_tune->setToolTip(tr("Measure schedule candidates for this kernel (register tile, cache "
+                        "blocks, parallel split; loop tiles, vector width, unrolling) and put "
+                        "the fastest that keeps the interpreter's results in the form"));
   m_cancel = new QPushButton(tr("Cancel"));
   m_cancel->hide();
   m_status = wrapLabel();
@@ -95,6 +100,7 @@ ScheduleView::ScheduleView(QWidget* parent) : QWidget(parent) {
   buttons->addStretch(1);
   buttons->addWidget(m_cancel);
   buttons->addWidget(m_reset);
+  buttons->addWidget(m_tune);
   buttons->addWidget(m_apply);
   el->addLayout(buttons);
   el->addWidget(m_status);
@@ -178,6 +184,10 @@ ScheduleView::ScheduleView(QWidget* parent) : QWidget(parent) {
   connect(m_apply, &QPushButton::clicked, this, &ScheduleView::requestApply);
   connect(m_reset, &QPushButton::clicked, this, &ScheduleView::requestReset);
   connect(m_cancel, &QPushButton::clicked, this, &ScheduleView::cancelRequested);
+  connect(m_tune, &QPushButton::clicked, this, [this] {
+    if (m_kernel && !m_busy)
+      Q_EMIT tuneRequested(m_kernel->index);
+  });
   connect(m_form, &ScheduleForm::overrideChanged, this, [this](const QString& error) {
     m_apply->setEnabled(error.isEmpty() && m_kernel && !m_busy);
     setStatus(error, /*error=*/!error.isEmpty());
@@ -195,6 +205,7 @@ void ScheduleView::setKernel(std::optional<workbench::KernelSchedule> kernel, co
     m_form->clearKernel();
     m_apply->setEnabled(false);
     m_reset->setEnabled(false);
+    m_tune->setEnabled(false);
     setTrial(std::nullopt);
     return;
   }
@@ -219,6 +230,7 @@ void ScheduleView::setKernel(std::optional<workbench::KernelSchedule> kernel, co
                                            : tr("Blocking and packing: %1").arg(qs(k.blocking)));
   m_form->setKernel(k);
   m_apply->setEnabled(!k.interpreted && !m_busy);
+  m_tune->setEnabled(!k.interpreted && !m_busy);
   m_reset->setEnabled(!k.interpreted && !k.override.empty() && !m_busy);
   // A trial of another kernel no longer describes what is shown; the current code stays.
   if (!sameKernel || !m_comparison->trial()) {
@@ -251,6 +263,7 @@ void ScheduleView::setBusy(bool busy, const QString& what) {
   m_busy = busy;
   m_cancel->setVisible(busy);
   m_apply->setEnabled(!busy && m_kernel && !m_kernel->interpreted);
+  m_tune->setEnabled(!busy && m_kernel && !m_kernel->interpreted);
   m_reset->setEnabled(!busy && m_kernel && !m_kernel->interpreted && !m_kernel->override.empty());
   if (busy)
     setStatus(what);

@@ -57,6 +57,7 @@ public:
   TrialComparisonModel* comparisonModel() const { return m_comparison; }
   QPushButton* applyButton() const { return m_apply; }
   QPushButton* resetButton() const { return m_reset; }
+  QPushButton* tuneButton() const { return m_tune; }
   /// The before/after editors of a code tab (Loops, Llvm, Assembly).
   CodeTextEdit* beforeEditor(workbench::CodeKind kind) const;
   CodeTextEdit* afterEditor(workbench::CodeKind kind) const;
@@ -66,6 +67,8 @@ Q_SIGNALS:
   /// Compile and time the model with `change` as the kernel's override (no directives: the
   /// default schedule).
   void applyRequested(const cg::ScheduleOverride& change, int runs);
+  /// Search this kernel's schedule space (the auto-tuner) and show the fastest override.
+  void tuneRequested(size_t kernel);
   void cancelRequested();
   void shownChanged(bool shown);
 
@@ -84,6 +87,7 @@ private:
   QSpinBox* m_runs;
   QPushButton* m_apply;
   QPushButton* m_reset;
+  QPushButton* m_tune;
   QPushButton* m_cancel;
   QLabel* m_status;
   QLabel* m_session;

@@ -212,7 +212,9 @@ private:
     for (const auto& group : groups) {
       const TuningCandidate start = bestRatio <= 1 - m_request.minGain ? best : TuningCandidate{};
       for (const TuningCandidate& change : group) {
-        if (kernelLeft() < m_trialSeconds || remaining() < m_trialSeconds) {
+        // Keep time to confirm a winner: a longer trial and a check of the outputs.
+        const double reserve = bestRatio <= 1 - m_request.minGain ? 2 * m_trialSeconds : 0.0;
+        if (kernelLeft() < m_trialSeconds + reserve || remaining() < m_trialSeconds + reserve) {
           out = true;
           break;
         }

@@ -583,6 +583,53 @@ private Q_SLOTS:
     QCOMPARE(s.scheduleText(s.currentIndex()), pool + ":none,tile=4x4");
   }
 
+  /// Tune searches the selected kernel's schedules in the background and puts the fastest
+  /// override it keeps in the form (the session changes only on Apply); Cancel stops it.
+  void tuneFillsTheFormInTheBackground() {
+    auto w = openWindow("small_cnn.onnx", "O3");
+    QVERIFY(w);
+    ScheduleView* view = w->codeDocks()->scheduleView();
+    ScheduleController* ctl = w->codeDocks()->scheduleController();
+    QVERIFY(ctl->waitForKernels());
+    const workbench::KernelSchedule* conv = nullptr;
+    for (const auto& k : *ctl->kernels())
+      if (k.gemm && k.opSummary == "Conv+Relu")
+        conv = &k; // the last convolution: the hottest kernel
+    QVERIFY(conv);
+    const std::string name = conv->kernel;
+    w->coordinator()->selectNode(conv->node);
+    QCOMPARE(view->kernel()->kernel, name);
+    QVERIFY(view->tuneButton()->isEnabled());
+    ctl->setTuneBudget(2.0);
+    QSignalSpy finished(ctl, &ScheduleController::tuneFinished);
+    QElapsedTimer clickTime;
+    clickTime.start();
+    view->tuneButton()->click();
+    QVERIFY2(clickTime.elapsed() < 250, "Tune blocked the GUI thread");
+    QVERIFY(ctl->isTuning());
+    QVERIFY(!view->applyButton()->isEnabled() && !view->tuneButton()->isEnabled());
+    QVERIFY(ctl->waitForTune());
+    QCOMPARE(finished.size(), 1);
+    const QString directives = finished.first().at(0).toString();
+    const QString summary = finished.first().at(1).toString();
+    QVERIFY2(summary.contains(QString::fromStdString(name)), qPrintable(summary));
+    qInfo("%s", qPrintable(summary));
+    if (directives.isEmpty())
+      QVERIFY2(summary.contains("default schedule stays"), qPrintable(summary));
+    else
+      QCOMPARE(view->form()->overrideText(), QString::fromStdString(name) + ":" + directives);
+    const auto& s = w->coordinator()->session();
+    QCOMPARE(s.scheduleText(s.currentIndex()), std::string());
+    QVERIFY(view->tuneButton()->isEnabled());
+
+    view->tuneButton()->click();
+    ctl->cancel();
+    QVERIFY(ctl->waitForTune());
+    QCOMPARE(finished.size(), 2);
+    QVERIFY2(finished.last().at(1).toString().contains("cancelled"),
+             qPrintable(finished.last().at(1).toString()));
+  }
+
   /// --screenshot writes the code and schedule pictures, and they show what they should.
   void screenshotsShowCodeAndSchedule() {
     QTemporaryDir dir;
