@@ -25,6 +25,26 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 constexpr size_t kCacheLimit = 16;
 
+/// Runs `work()` (an Expected of what `Outcome::*value` holds) in a worker under `job`: the
+/// outcome has the value, or the error and whether the job was cancelled.
+template <typename Outcome, typename Value, typename Work>
+QFuture<Outcome> runJob(const QString& what, std::optional<Value> Outcome::*value,
+                        std::shared_ptr<workbench::JobControl> job, Work work) {
+  return QtConcurrent::run([what, value, job, work] {
+    return guardedWork<Outcome>(what, [&] {
+      Outcome out;
+      auto result = work(job.get());
+      if (result.ok())
+        out.*value = std::move(result).value();
+      else {
+        out.error = qs(result.error().message());
+        out.cancelled = job->cancelled();
+      }
+      return out;
+    });
+  });
+}
+
 } // namespace
 
 ScheduleController::ScheduleController(Coordinator* coordinator, ScheduleView* view,
@@ -195,19 +215,10 @@ void ScheduleController::startTrial() {
   std::shared_ptr<const Graph> graph = m_trialRunning->graph;
   workbench::ScheduleTrialRequest req = m_trialRunning->request;
   std::shared_ptr<workbench::JobControl> job = m_trialJob;
-  m_trialWatcher.setFuture(QtConcurrent::run([graph, req, job] {
-    return guardedWork<TrialOutcome>(QStringLiteral("The schedule trial"), [&] {
-      TrialOutcome out;
-      auto trial = workbench::trySchedule(*graph, req, job.get());
-      if (trial.ok())
-        out.trial = std::move(trial).value();
-      else {
-        out.error = qs(trial.error().message());
-        out.cancelled = job->cancelled();
-      }
-      return out;
-    });
-  }));
+  m_trialWatcher.setFuture(runJob(QStringLiteral("The schedule trial"), &TrialOutcome::trial, job,
+                                  [graph, req](const workbench::JobControl* j) {
+                                    return workbench::trySchedule(*graph, req, j);
+                                  }));
 }
 
 void ScheduleController::onTrialDone() {
@@ -291,19 +302,10 @@ void ScheduleController::tune(size_t kernel) {
   });
   std::shared_ptr<const Graph> graph = m_tuning->graph;
   std::shared_ptr<workbench::JobControl> job = m_tuneJob;
-  m_tuneWatcher.setFuture(QtConcurrent::run([graph, request, job] {
-    return guardedWork<TuneOutcome>(QStringLiteral("Tuning"), [&] {
-      TuneOutcome out;
-      auto report = workbench::tuneGraph(*graph, request, job.get());
-      if (report.ok())
-        out.report = std::move(report).value();
-      else {
-        out.error = qs(report.error().message());
-        out.cancelled = job->cancelled();
-      }
-      return out;
-    });
-  }));
+  m_tuneWatcher.setFuture(runJob(QStringLiteral("Tuning"), &TuneOutcome::report, job,
+                                 [graph, request](const workbench::JobControl* j) {
+                                   return workbench::tuneGraph(*graph, request, j);
+                                 }));
 }
 
 void ScheduleController::onTuneDone() {
