@@ -225,8 +225,10 @@ private Q_SLOTS:
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     QVERIFY2(report.ok(), report.ok() ? "" : msg(report.error()));
-    // The budget bounds the search; one trial in flight may finish after it.
-    QVERIFY2(seconds < request.budgetSeconds + 1.5, std::to_string(seconds).c_str());
+    // The budget bounds the search (one trial in flight may finish after it); the default
+    // compile and timing before it are one model's work.
+    QVERIFY2(report->seconds < request.budgetSeconds + 2, std::to_string(report->seconds).c_str());
+    QVERIFY2(seconds < request.budgetSeconds + 20, std::to_string(seconds).c_str());
     QCOMPARE(report->kernels.size(), size_t(7));
     QVERIFY(report->defaultUs > 0);
     int searched = 0;
