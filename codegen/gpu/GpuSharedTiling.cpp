@@ -15,6 +15,9 @@ constexpr int64_t kStep = 16;                  ///< reduction steps staged per r
 constexpr int64_t kThreadTile = 4;             ///< outputs per thread along each side
 constexpr int64_t kSide = kTile / kThreadTile; ///< threads per block along each side (16)
 constexpr int64_t kThreads = kSide * kSide;    ///< 256
+/// Fewer output tiles than this leave most of a GPU's multiprocessors idle: such a product runs
+/// as threads over outputs instead (a deep layer on an 8x8 image is 2 tiles, 8,192 outputs).
+constexpr int64_t kMinTiles = 16;
 
 bool usesAny(const ExprPtr& e, const std::vector<const Stmt*>& loops) {
   for (const Stmt* l : loops)
@@ -188,6 +191,8 @@ std::optional<BlockProgram> tileThroughSharedMemory(const std::vector<const Stmt
     return std::nullopt;
   const int64_t tilesM = (m + kTile - 1) / kTile, tilesN = (n + kTile - 1) / kTile;
   const int64_t steps = (k + kStep - 1) / kStep;
+  if (batch * tilesM * tilesN < kMinTiles)
+    return std::nullopt;
 
   const ExprPtr blk = var("gpu_blk"), t = var("gpu_t"), k0 = var("gpu_k0");
   const ExprPtr m0 = mul(modC(divC(blk, tilesN), tilesM), intImm(kTile));
@@ -210,14 +215,19 @@ std::optional<BlockProgram> tileThroughSharedMemory(const std::vector<const Stmt
     const ExprPtr e = add(t, mul(var("gpu_v"), intImm(kThreads)));
     const ExprPtr kk = stepFastest ? modC(e, kStep) : divC(e, kTile);
     const ExprPtr xx = stepFastest ? divC(e, kStep) : modC(e, kTile);
-    const ExprPtr x = add(tile == as ? m0 : n0, var("gpu_xx"));
+    // Rows (columns) of a partial tile past the operand's edge only feed outputs that are not
+    // stored: they load the last row (column) again rather than test a condition, which LLVM
+    // would hoist out of the reduction loop and keep alive in a predicate register for all of it
+    // (ptxas then spills predicates).
+    ExprPtr x = add(tile == as ? m0 : n0, var("gpu_xx"));
+    if (sideExtent % kTile != 0)
+      x = min(x, intImm(sideExtent - 1));
     const ExprPtr kr = add(mul(k0, intImm(kStep)), var("gpu_kk"));
     ExprPtr guard;
-    if (sideExtent % kTile != 0)
-      guard = lt(x, sideExtent);
     if (k % kStep != 0)
-      guard = both(guard, lt(kr, k));
-    // Outside the operand (or in a convolution's padding) the tile holds 0: its products are 0.
+      guard = lt(kr, k);
+    // Past the reduction's end (or in a convolution's padding) the tile holds 0: its products
+    // are 0.
     StmtPtr put = guarded(tile, {var("gpu_kk"), var("gpu_xx")}, factor, both(guard, cond));
     put = unflatten(side, x, put);
     put = unflatten(p->reduction, kr, put);

@@ -221,44 +221,44 @@ private Q_SLOTS:
   void sharedTilesMatchInterpreter_data() {
     QTest::addColumn<QString>("text");
     QTest::newRow("matmul, bias and relu, partial tiles") << QString(R"(graph @g opset 17 {
-  input %a : f32[200, 40]
-  input %b : f32[40, 100]
-  input %bias : f32[100]
-  %c : f32[200, 100] = MatMul(%a, %b)  #1 "mm"
-  %d : f32[200, 100] = Add(%c, %bias)  #2 "add"
-  %e : f32[200, 100] = Relu(%d)  #3 "relu"
+  input %a : f32[300, 40]
+  input %b : f32[40, 260]
+  input %bias : f32[260]
+  %c : f32[300, 260] = MatMul(%a, %b)  #1 "mm"
+  %d : f32[300, 260] = Add(%c, %bias)  #2 "add"
+  %e : f32[300, 260] = Relu(%d)  #3 "relu"
   output %e
 })");
     QTest::newRow("batched matmul") << QString(R"(graph @g opset 17 {
-  input %a : f32[3, 70, 50]
-  input %b : f32[3, 50, 90]
-  %c : f32[3, 70, 90] = MatMul(%a, %b)  #1 "bmm"
+  input %a : f32[4, 130, 50]
+  input %b : f32[4, 50, 140]
+  %c : f32[4, 130, 140] = MatMul(%a, %b)  #1 "bmm"
   output %c
 })");
     QTest::newRow("gemm with transposed B") << QString(R"(graph @g opset 17 {
-  input %a : f32[128, 64]
-  input %b : f32[192, 64]
-  %c : f32[128, 192] = Gemm(%a, %b) {transB = 1}  #1 "gemm"
+  input %a : f32[256, 64]
+  input %b : f32[320, 64]
+  %c : f32[256, 320] = Gemm(%a, %b) {transB = 1}  #1 "gemm"
   output %c
 })");
     QTest::newRow("padded 3x3 convolution") << QString(R"(graph @g opset 17 {
-  input %x : f32[1, 8, 20, 20]
+  input %x : f32[1, 8, 32, 32]
   input %w : f32[64, 8, 3, 3]
-  %y : f32[1, 64, 20, 20] = Conv(%x, %w) {pads = [1, 1, 1, 1]}  #1 "conv"
-  %r : f32[1, 64, 20, 20] = Relu(%y)  #2 "relu"
+  %y : f32[1, 64, 32, 32] = Conv(%x, %w) {pads = [1, 1, 1, 1]}  #1 "conv"
+  %r : f32[1, 64, 32, 32] = Relu(%y)  #2 "relu"
   output %r
 })");
     QTest::newRow("strided convolution, batch 2") << QString(R"(graph @g opset 17 {
-  input %x : f32[2, 16, 17, 17]
+  input %x : f32[2, 16, 33, 33]
   input %w : f32[96, 16, 3, 3]
-  %y : f32[2, 96, 8, 8] = Conv(%x, %w) {strides = [2, 2]}  #1 "conv"
+  %y : f32[2, 96, 16, 16] = Conv(%x, %w) {strides = [2, 2]}  #1 "conv"
   output %y
 })");
   }
 
-  /// Matrix products and convolutions with at least 64 outputs on each side run as 64x64 tiles
-  /// per block through shared memory (partial tiles padded with zeros) and compute what the
-  /// interpreter does; every barrier of the tile program is needed.
+  /// Matrix products and convolutions with at least 64 outputs on each side and 16 tiles run as
+  /// 64x64 tiles per block through shared memory (partial tiles padded with zeros) and compute what
+  /// the interpreter does; every barrier of the tile program is needed.
   void sharedTilesMatchInterpreter() {
     QFETCH(QString, text);
     auto g = parseGraph(text.toStdString());
