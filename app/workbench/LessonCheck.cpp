@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -100,14 +101,15 @@ namespace {
 
 /// Find the bug on every snapshot the session holds, as Debug > Find the Bug runs it (on the
 /// interpreter, inputs from gatherInputs, the reproducer in a temporary folder); the last
-/// report is kept for the step's other claims.
+/// report is kept for the step's other claims, keyed by the snapshots' graphs (held, so that a
+/// freed graph's address cannot match a new one).
 Expected<FindBugReport> findBugFor(const Session& session) {
   static std::mutex mutex;
-  static std::vector<const Graph*> lastKey;
+  static std::vector<std::shared_ptr<const Graph>> lastKey;
   static std::optional<FindBugReport> last;
-  std::vector<const Graph*> key;
+  std::vector<std::shared_ptr<const Graph>> key;
   for (const Snapshot& s : session.snapshots())
-    key.push_back(s.graph.get());
+    key.push_back(s.graph);
   std::lock_guard lock(mutex);
   if (last && key == lastKey)
     return *last;
@@ -121,11 +123,13 @@ Expected<FindBugReport> findBugFor(const Session& session) {
   FindBugSettings settings;
   settings.reproducerPath = (dir / "reproducer.fbir").string();
   settings.modelName = session.displayName();
-  FB_ASSIGN_OR_RETURN(FindBugReport report, findBug(snapshots, inputs, settings));
-  std::filesystem::remove_all(dir, ec);
-  lastKey = key;
-  last = report;
-  return report;
+  auto report = findBug(snapshots, inputs, settings);
+  std::filesystem::remove_all(dir, ec); // also when the search failed
+  if (!report.ok())
+    return report.error();
+  lastKey = std::move(key);
+  last = *report;
+  return std::move(report).value();
 }
 
 } // namespace
