@@ -48,11 +48,13 @@ Expected<Compiled> compileOne(std::shared_ptr<const Graph> graph, int index,
 }
 
 /// The roofs of what the profile ran on: the CPU's (cached or measured) or the GPU's.
+/// `remeasure`: the CPU's are measured again instead of read from the cache.
 Expected<workbench::MachinePeaks> roofsFor(const ProfileRequest& request, int threads,
-                                           const workbench::JobControl* job) {
+                                           const workbench::JobControl* job,
+                                           bool remeasure = false) {
   if (request.backend == workbench::Backend::Gpu)
     return workbench::gpuPeaks();
-  return workbench::machinePeaks(threads, request.peaksCachePath, job);
+  return workbench::machinePeaks(threads, request.peaksCachePath, job, remeasure);
 }
 
 ProfiledSnapshot profiled(const Compiled& c, cg::Profile profile) {
@@ -169,10 +171,7 @@ void ProfileController::remeasurePeaks(const ProfileRequest& request) {
   start(tr("Measuring this machine's peaks\u2026"), 1,
         [last, threads, request](const workbench::JobControl& job, Stages&) {
           ProfileOutcome out = last;
-          auto peaks = request.backend == workbench::Backend::Gpu
-                           ? workbench::gpuPeaks()
-                           : workbench::machinePeaks(threads, request.peaksCachePath, &job,
-                                                     /*remeasure=*/true);
+          auto peaks = roofsFor(request, threads, &job, /*remeasure=*/true);
           if (peaks.ok()) {
             out.peaks = std::move(peaks).value();
             out.peaksError.clear();
