@@ -4,6 +4,8 @@
 #include "passes/InlineBranch.h"
 #include "passes/Passes.h"
 
+#include <algorithm>
+
 namespace fb {
 
 namespace {
@@ -34,7 +36,8 @@ std::vector<Value*> replaceWithConstants(Graph& graph, Node* n, std::vector<Tens
 ///   1. infer shapes (and the known contents of shape tensors), then walk nodes in execution
 ///      order;
 ///   2. a node whose operands are all constants is evaluated with the reference interpreter's
-///      kernel, unless one of its outputs would exceed the size cap (max-elements, default 2^20);
+///      kernel, unless one of its outputs would exceed the size cap (max-elements, default 2^20)
+///      and be larger than the node's largest constant operand;
 ///   3. Shape and Size of a value whose type is static, and any shape tensor whose contents shape
 ///      inference already knows (Shape->Gather->Concat chains), become constants without running;
 ///   4. each folded node is erased and its outputs become named constants; later nodes then see
@@ -64,8 +67,10 @@ public:
            "can reason about. A size cap keeps folding from materializing huge tensors.";
   }
   std::vector<PassOptionSpec> options() const override {
-    return {PassOptionSpec::integer("max-elements", int64_t(1) << 20, 0, int64_t(1) << 30,
-                                    "largest result (in elements) folded into a constant")};
+    return {PassOptionSpec::integer(
+        "max-elements", int64_t(1) << 20, 0, int64_t(1) << 30,
+        "largest result (in elements) folded into a constant, unless no larger than "
+        "its largest constant operand")};
   }
   Expected<bool> run(Graph& graph, PassContext& ctx) override {
     FB_ASSIGN_OR_RETURN(int64_t cap, ctx.options().getInt("max-elements"));
@@ -137,9 +142,16 @@ public:
 private:
   /// The folded outputs of `n`, or an empty vector when it cannot be folded.
   static Expected<std::vector<Tensor>> tryFold(const Node& n, int64_t cap) {
+    // Above the cap only what does not grow: an output no larger than the node's largest
+    // constant operand (a Transpose, Reshape or Cast of a weight) folds at any size, so no
+    // weight is rearranged again on every run.
+    int64_t largestConstant = 0;
+    for (const Value* in : n.inputs())
+      if (in && in->isConstant())
+        largestConstant = std::max(largestConstant, in->constantData().numElements());
     for (const Value* out : n.outputs()) {
       auto count = out->type().numElements();
-      if (!count || *count > cap)
+      if (!count || (*count > cap && *count > largestConstant))
         return std::vector<Tensor>{};
     }
     // Shape tensors whose contents inference already knows.

@@ -133,6 +133,32 @@ Value* applyEpilogueOp(GemmIrContext& c, IRBuilder<>& b, const EpilogueOp& op, V
     Value* e = emitVectorExp(c, b, b.CreateFNeg(x));
     return b.CreateFDiv(x, b.CreateFAdd(one, e), "silu");
   }
+  case EpilogueOp::Kind::Gelu: {
+    // erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7), odd-extended:
+    // erf(|z|) = 1 - t (a1 + t (a2 + ... + t a5)) e^(-z^2), t = 1 / (1 + p |z|).
+    Value* z = b.CreateFMul(x, c.vf(0.70710678118654752f));
+    Value* az = b.CreateIntrinsic(Intrinsic::fabs, {c.v8f32}, {z});
+    Value* t = b.CreateFDiv(
+        one, b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {az, c.vf(0.3275911f), one}));
+    Value* poly = c.vf(1.061405429f);
+    for (float coef : {-1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f})
+      poly = b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {poly, t, c.vf(coef)});
+    poly = b.CreateFMul(poly, t);
+    Value* e = emitVectorExp(c, b, b.CreateFNeg(b.CreateFMul(az, az)));
+    Value* erfAbs = b.CreateFSub(one, b.CreateFMul(poly, e));
+    Value* erf = b.CreateIntrinsic(Intrinsic::copysign, {c.v8f32}, {erfAbs, z});
+    return b.CreateFMul(b.CreateFMul(x, c.vf(0.5f)), b.CreateFAdd(one, erf), "gelu");
+  }
+  case EpilogueOp::Kind::GeluTanh: {
+    // tanh(u) = 1 - 2 / (1 + e^(2u)); e^(2u) saturates at the clamp, so the ends are +-1.
+    Value* x3 = b.CreateFMul(b.CreateFMul(x, x), x);
+    Value* u =
+        b.CreateFMul(b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {x3, c.vf(0.044715f), x}),
+                     c.vf(0.79788456080286536f));
+    Value* e = emitVectorExp(c, b, b.CreateFAdd(u, u));
+    Value* th = b.CreateFSub(one, b.CreateFDiv(c.vf(2.0f), b.CreateFAdd(one, e)));
+    return b.CreateFMul(b.CreateFMul(x, c.vf(0.5f)), b.CreateFAdd(one, th), "gelu_tanh");
+  }
   case EpilogueOp::Kind::HardSigmoid: {
     Value* t = b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {x, c.vf(op.alpha), c.vf(op.beta)});
     t = sel(b.CreateFCmpOLT(t, one), t, one);

@@ -22,6 +22,8 @@ struct EpilogueOp {
     HardSigmoid, ///< max(0, min(1, alpha * acc + beta))
     HardSwish,   ///< acc * max(0, min(1, acc / 6 + 0.5))
     Silu,        ///< acc * sigmoid(acc): x·Sigmoid(x) written as Sigmoid then Mul (EfficientNet)
+    Gelu,        ///< 0.5 acc (1 + erf(acc / √2)): the transformers' MLP activation
+    GeluTanh,    ///< 0.5 acc (1 + tanh(√(2/π) (acc + 0.044715 acc³))): GPT-2's approximation
     AddTensor,   ///< acc + T[m, n]: a residual read through `arg` with the output's layout
     MulTensor,   ///< acc * T[m, n]
   } kind;
@@ -40,6 +42,10 @@ inline const char* epilogueOpName(EpilogueOp::Kind kind) {
   case EpilogueOp::Kind::HardSigmoid: return "hard_sigmoid";
   case EpilogueOp::Kind::HardSwish: return "hard_swish";
   case EpilogueOp::Kind::Silu: return "silu";
+  case EpilogueOp::Kind::Gelu:
+    return "gelu";
+  case EpilogueOp::Kind::GeluTanh:
+    return "gelu_tanh";
   case EpilogueOp::Kind::AddTensor: return "add";
   case EpilogueOp::Kind::MulTensor: return "mul";
   }

@@ -1,6 +1,7 @@
 // GEMM specs for MatMul, Gemm and Conv kernels: the operand strides, batch, bias and conv
 // geometry the micro-kernel generator compiles (codegen/kernel/GemmSpec.h), and the fused
 // elementwise chain after them mapped onto the spec's bias and epilogue ops.
+#include "codegen/loops/EpilogueActivation.h"
 #include "codegen/loops/LowerContext.h"
 #include "core/ops/ConvGeometry.h"
 
@@ -262,6 +263,12 @@ std::optional<GemmSpec> gemmSpecWithEpilogue(KernelBuilder& b, const Node& ancho
     if (const Node* silu = siluMulOf(cur)) {
       spec->epilogue.push_back({EpilogueOp::Kind::Silu});
       cur = silu->output(0);
+      continue;
+    }
+    // GELU and other activations written as a small elementwise subgraph (several uses of x).
+    if (auto act = matchActivation(cur, [&](const Value* v) { return b.constantOf(v); })) {
+      spec->epilogue.push_back({act->kind});
+      cur = act->last->output(0);
       continue;
     }
     if (cur->uses().size() != 1)

@@ -47,6 +47,10 @@ double applyEpilogueRef(const EpilogueOp& op, double x, double residual) {
     return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5));
   case EpilogueOp::Kind::Silu:
     return x / (1.0 + std::exp(-x));
+  case EpilogueOp::Kind::Gelu:
+    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  case EpilogueOp::Kind::GeluTanh:
+    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
   case EpilogueOp::Kind::AddTensor:
     return x + residual;
   case EpilogueOp::Kind::MulTensor:
@@ -499,6 +503,8 @@ private Q_SLOTS:
                                                    {hsig},
                                                    {op(EpilogueOp::Kind::HardSwish)},
                                                    {op(EpilogueOp::Kind::Silu)},
+                                                   {op(EpilogueOp::Kind::Gelu)},
+                                                   {op(EpilogueOp::Kind::GeluTanh)},
                                                    {op(EpilogueOp::Kind::AddTensor)},
                                                    {op(EpilogueOp::Kind::MulTensor)},
                                                    {op(EpilogueOp::Kind::AddTensor),

@@ -180,6 +180,35 @@ private Q_SLOTS:
     QVERIFY(!runPipeline(*g, "fold-constants{max-elements=many}").error->message().empty());
   }
 
+  void sizeCapLetsWeightsBeRearranged() {
+    // A Transpose of a 20x20 weight does not grow it: it folds under a cap of 100 elements
+    // (else it would run on every inference), while an Expand of the same weight to 2x20x20 does
+    // not.
+    const char* ir = R"(graph @g {
+  input %x : f32[20, 20]
+  const %shape : i64[2] = dense<[20, 20]>
+  const %shape3 : i64[3] = dense<[2, 20, 20]>
+  %w : f32[20, 20] = ConstantOfShape(%shape) {value = dense<[2.0]> : f32[1]}  #1
+  %wt : f32[20, 20] = Transpose(%w) {perm = [1, 0]}  #2
+  %we : f32[2, 20, 20] = Expand(%wt, %shape3)  #3
+  %y : f32[2, 20, 20] = Mul(%x, %we)  #4
+  output %y
+}
+)";
+    auto g = parseIr(ir);
+    QVERIFY(g);
+    PipelineResult r = runPipeline(*g, "fold-constants{max-elements=400},dce");
+    QVERIFY2(!r.error, errorText(r).c_str());
+    QCOMPARE(countOps(r.finalGraph(), OpKind::ConstantOfShape), size_t(0));
+    QCOMPARE(countOps(r.finalGraph(), OpKind::Transpose), size_t(0));
+    QCOMPARE(countOps(r.finalGraph(), OpKind::Expand), size_t(1));
+    QCOMPARE(maxOutputDifference(*g, r.finalGraph()), 0.0);
+    PipelineResult capped = runPipeline(*g, "fold-constants{max-elements=100}");
+    QVERIFY2(!capped.error, errorText(capped).c_str());
+    QCOMPARE(countOps(capped.finalGraph(), OpKind::ConstantOfShape), size_t(1));
+    QCOMPARE(countOps(capped.finalGraph(), OpKind::Transpose), size_t(1));
+  }
+
   void leavesKernelErrorsToRunTime() {
     // A Gather whose constant index is out of range fails in the kernel; folding skips it rather
     // than failing the whole pipeline on a branch that may never run.
