@@ -1,6 +1,7 @@
 // canonicalize: removes operations that do nothing and simplifies algebraic identities.
 #include "core/Faults.h"
 #include "core/ShapeInference.h"
+#include "passes/ConvTaps.h"
 #include "passes/Passes.h"
 #include "passes/RewriteUtil.h"
 
@@ -285,8 +286,9 @@ bool eliminateZeroSize(Graph& g, Node* n, PassContext& ctx) {
   return true;
 }
 
-const Pattern kPatterns[] = {removeNop,         removeAlgebraicIdentity, removeDoubleNegation,
-                             composeTransposes, composeReshapes,         eliminateZeroSize};
+const Pattern kPatterns[] = {
+    removeNop,       removeAlgebraicIdentity, removeDoubleNegation,   composeTransposes,
+    composeReshapes, eliminateZeroSize,       dropPaddingOnlyConvTaps};
 
 /// Canonicalization, applied to a fixed point:
 ///   1. walk the nodes in execution order and try each pattern on each node;
@@ -295,7 +297,9 @@ const Pattern kPatterns[] = {removeNop,         removeAlgebraicIdentity, removeD
 ///      that selects everything, identity Transpose, single-operand Concat);
 ///   3. algebraic identities x*1, x+0, x-0, x/1 and neg(neg(x)) drop the operation;
 ///   4. transpose∘transpose and reshape∘reshape collapse into one op;
-///   5. operations producing empty tensors become empty constants.
+///   5. operations producing empty tensors become empty constants;
+///   6. a convolution's kernel taps that read only padding for every output are dropped
+///      (passes/ConvTaps.h).
 ///   The pass manager re-runs it until nothing changes; dce removes what became unused.
 class CanonicalizePass : public Pass {
 public:
@@ -307,7 +311,9 @@ public:
     return "Canonicalization rewrites the graph into a simpler, standard form. It deletes "
            "operations that provably do nothing (Identity, Dropout at inference, a Reshape or "
            "Cast to the type the tensor already has), removes algebraic identities such as x*1, "
-           "x+0 and -(-x), and merges two Transposes or two Reshapes in a row into one. Each "
+           "x+0 and -(-x), merges two Transposes or two Reshapes in a row into one, and drops "
+           "the kernel taps of a convolution that only ever multiply padding (an atrous "
+           "convolution on a small feature map). Each "
            "removed op is one fewer kernel launch and one fewer tensor in memory, and later "
            "passes such as fusion find their patterns more easily in the simplified graph.";
   }

@@ -327,6 +327,19 @@ Status defineInline(KernelBuilder& b, const Node& n) {
       });
       return Status::success();
     }
+    if (op == BinaryOp::Pow && a->type().dtype == DType::F32 && c->type().dtype == DType::F32) {
+      // x^2 with a constant exponent (LayerNorm's variance as exporters write it) is x*x: the
+      // same correctly rounded square as powf, without a libm call per element.
+      const Tensor* e = b.constantOf(c);
+      if (e && e->numElements() == 1 && e->getAsDouble(0) == 2.0 &&
+          KernelBuilder::sizesOf(a) == outSizes) {
+        b.define(out, [&b, a](const Indices& idx) {
+          ExprPtr x = b.read(a, idx);
+          return mul(x, x);
+        });
+        return Status::success();
+      }
+    }
     if (op == BinaryOp::Pow && a->type().dtype != c->type().dtype) {
       // Mixed float and integer dtypes: compute in f32 and convert to the base's type.
       b.define(out, [&b, a, c, outSizes, outType](const Indices& idx) {

@@ -353,6 +353,52 @@ private Q_SLOTS:
     QVERIFY(simplified > 100);
   }
 
+  void dropsConvTapsThatReadOnlyPadding() {
+    auto dense = [](int n, const std::string& special = "") {
+      std::string t = "dense<[";
+      for (int e = 0; e < n; ++e)
+        t += (e ? ", " : "") +
+             (e == 0 && !special.empty() ? special : std::to_string(0.1 * (e % 7 - 3)));
+      return t + "]>";
+    };
+    auto conv = [&](const std::string& xShape, const std::string& yShape,
+                    const std::string& w0 = "") {
+      return "graph @g {\n  input %x : f32[" + xShape +
+             "]\n  const %w : f32[4, 2, 3, 3] = " + dense(72, w0) +
+             "\n  const %b : f32[4] = " + dense(4) + "\n  %y : f32[" + yShape +
+             "] = Conv(%x, %w, %b) {dilations = [3, 3], pads = [3, 3, 3, 3]}  #1\n  output %y\n}\n";
+    };
+    auto rewritten = [](const std::string& ir, std::unique_ptr<Graph>& in, bool finite = true) {
+      in = parseIr(ir);
+      PipelineResult r = runPipeline(*in, "canonicalize");
+      QVERIFY2(!r.error, errorText(r).c_str());
+      QVERIFY(verify(r.finalGraph()).ok());
+      // The dropped products were weight x 0; what is left sums in another grouping.
+      QVERIFY(!finite || maxOutputDifference(*in, r.finalGraph()) <= 1e-6);
+      in = r.finalGraph().clone();
+    };
+    // ASPP on a small map: with dilation 3 and pads 3, a 3-row input is read only by the
+    // kernel's centre row; along the 8 columns every tap reads data.
+    std::unique_ptr<Graph> g;
+    rewritten(conv("1, 2, 3, 8", "1, 4, 3, 8"), g);
+    const Node* n = g->nodes()[0].get();
+    QCOMPARE(n->input(1)->type().staticSizes(), (std::vector<int64_t>{4, 2, 1, 3}));
+    QCOMPARE(*n->attrs().getInts("pads", {}), (std::vector<int64_t>{0, 3, 0, 3}));
+    QCOMPARE(*n->attrs().getInts("dilations", {}), (std::vector<int64_t>{1, 3}));
+    // A 3x3 map: only the centre tap, a 1x1 convolution.
+    rewritten(conv("1, 2, 3, 3", "1, 4, 3, 3"), g);
+    n = g->nodes()[0].get();
+    QCOMPARE(n->input(1)->type().staticSizes(), (std::vector<int64_t>{4, 2, 1, 1}));
+    QCOMPARE(*n->attrs().getInts("pads", {}), (std::vector<int64_t>{0, 0, 0, 0}));
+    QCOMPARE(*n->attrs().getInts("dilations", {}), (std::vector<int64_t>{1, 1}));
+    // An infinite weight on a tap that reads padding makes NaN (inf x 0): the kernel stays.
+    rewritten(conv("1, 2, 3, 3", "1, 4, 3, 3", "inf"), g, false);
+    QCOMPARE(g->nodes()[0]->input(1)->type().staticSizes(), (std::vector<int64_t>{4, 2, 3, 3}));
+    // A 7x7 map: every tap reads data somewhere.
+    rewritten(conv("1, 2, 7, 7", "1, 4, 7, 7"), g);
+    QCOMPARE(g->nodes()[0]->input(1)->type().staticSizes(), (std::vector<int64_t>{4, 2, 3, 3}));
+  }
+
   void torchvisionResnet18() {
     const std::string path = zooModel("resnet18_bn");
     QVERIFY2(std::filesystem::exists(path),
