@@ -47,7 +47,7 @@ Expected<EmittedCode> emitGpuCode(const Graph& graph, const EmitRequest& request
   lo.defaultSchedules = false;
   lo.gemmSpecs = false;
   FB_ASSIGN_OR_RETURN(std::vector<cg::Kernel> kernels, cg::lowerGraph(*bound, lo));
-  FB_TRY(cg::prepareKernels(kernels, false));
+  FB_TRY(cg::prepareKernels(kernels, false, co.target));
   out.kernels = kernels.size();
   for (size_t i = 0; i < kernels.size(); ++i)
     out.kernelList.push_back({kernels[i].name, kernels[i].opSummary, bound->nodes()[i]->id(),
@@ -105,7 +105,7 @@ Expected<EmittedCode> emitCode(const Graph& graph, const EmitRequest& request,
   FB_ASSIGN_OR_RETURN(std::unique_ptr<Graph> bound, cg::bindStaticShapes(graph, {}, co.dims));
   FB_ASSIGN_OR_RETURN(std::vector<cg::Kernel> kernels, cg::lowerGraph(*bound, co.lower));
   // Pack as the backend will, so GEMM kernels also show the blocking they compile with.
-  FB_TRY(cg::prepareKernels(kernels, co.emit.useGemm));
+  FB_TRY(cg::prepareKernels(kernels, co.emit.useGemm, co.target));
   out.kernels = kernels.size();
   // lowerGraph makes one kernel per top-level node, in the graph's order.
   assert(kernels.size() == bound->nodes().size() && "one kernel per node");

@@ -157,7 +157,7 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   } catch (const std::bad_alloc& e) {
     return makeError("lowering ran out of memory: ", e.what());
   }
-  FB_TRY(prepareKernels(model->m_kernels, options.emit.useGemm && !gpu));
+  FB_TRY(prepareKernels(model->m_kernels, options.emit.useGemm && !gpu, options.target));
   FB_TRY(checkKernelArgSizes(model->m_kernels));
   stats.lowerMs = msSince(t);
   std::vector<Kernel>& kernels = model->m_kernels;

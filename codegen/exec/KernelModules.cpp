@@ -38,9 +38,13 @@ std::unique_ptr<llvm::Module> newModule(llvm::LLVMContext& context, const std::s
 
 } // namespace
 
-Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm) {
+Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm, const TargetInfo& target) {
   if (!useGemm)
     return Status::success();
+  const int registers = target.isGpu() ? 0 : target.vectorRegisters();
+  for (Kernel& k : kernels)
+    if (k.gemm)
+      k.gemm->vectorRegisters = registers;
   for (Kernel& k : kernels)
     if (k.gemm && !isDepthwise(*k.gemm)) {
       // A spec the generator cannot pack is compiled from its loop nest instead.

@@ -51,8 +51,10 @@ Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& con
 /// Packs the constant operands of every GEMM-class kernel (appending their Weight arguments;
 /// depthwise kernels read their weights unpacked);
 /// call once after lowering and before binding arguments or building modules. A kernel whose
-/// operands cannot be packed loses its GemmSpec and is compiled from its loop nest.
-Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm);
+/// operands cannot be packed loses its GemmSpec and is compiled from its loop nest. GEMM
+/// kernels are planned for `target`'s vector registers (AVX2 code has 16 of them even when the
+/// compiling host has 32).
+Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm, const TargetInfo& target);
 
 /// The text of `--emit loops`: every kernel's loop nest, with the blocking the GEMM or
 /// depthwise generator compiles it with (describeGemmBlocking) under GEMM-class kernels.

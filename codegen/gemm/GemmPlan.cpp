@@ -146,7 +146,7 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
                  " N=" + std::to_string(p.N) + " K=" + std::to_string(p.K));
 
   // Register tile and cache blocks.
-  const int registers = hostVectorRegisters();
+  const int registers = s.vectorRegisters > 0 ? s.vectorRegisters : hostVectorRegisters();
   chooseRegisterTile(p.M, registers, p.mr, p.nr);
   if (s.mr > 0)
     p.mr = s.mr;

@@ -77,6 +77,23 @@ bool TargetInfo::hasAvx2Fma() const {
   return has("avx2") && has("fma");
 }
 
+int TargetInfo::vectorRegisters() const {
+  static std::mutex mutex;
+  static std::map<std::string, int> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known.find(key());
+  if (it != known.end())
+    return it->second;
+  int registers = 16;
+  if (auto tm = createTargetMachine(*this, 0); tm.ok()) {
+    const llvm::MCSubtargetInfo* sti = (*tm)->getMCSubtargetInfo();
+    if (sti->checkFeatures("+avx512f") && sti->checkFeatures("+avx512vl"))
+      registers = 32;
+  }
+  known[key()] = registers;
+  return registers;
+}
+
 bool TargetInfo::runsOnHost() const {
   if (key() == host().key())
     return true;

@@ -39,6 +39,10 @@ struct TargetInfo {
   /// feature string enable, the host has (znver2 code runs on a Zen 4; x86-64-v4 code does
   /// not run on an AVX2-only EPYC).
   bool runsOnHost() const;
+  /// The vector registers the micro-kernels may plan for: 32 when the target has AVX-512 with
+  /// VL (ymm0-31 through EVEX), else 16. Code for another CPU is planned for that CPU, not for
+  /// the host that compiles it.
+  int vectorRegisters() const;
 };
 
 /// Registers LLVM's native target, asm printer and parser, and the NVPTX target, once

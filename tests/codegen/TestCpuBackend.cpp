@@ -688,7 +688,7 @@ private Q_SLOTS:
     QVERIFY2(bound.ok(), bound.ok() ? "" : bound.error().message().c_str());
     auto kernels = lowerGraph(**bound);
     QVERIFY2(kernels.ok(), kernels.ok() ? "" : kernels.error().message().c_str());
-    QVERIFY(prepareKernels(*kernels, true).ok());
+    QVERIFY(prepareKernels(*kernels, true, TargetInfo::host()).ok());
     auto m = buildModelModule(*kernels, "mlp", TargetInfo::host(), {}, 3);
     QVERIFY2(m.ok(), m.ok() ? "" : m.error().message().c_str());
     for (const Kernel& k : *kernels)

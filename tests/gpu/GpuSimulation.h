@@ -40,7 +40,7 @@ inline Expected<std::vector<Tensor>> simulate(const Graph& graph, const std::vec
   lo.defaultSchedules = false;
   lo.gemmSpecs = false;
   FB_ASSIGN_OR_RETURN(std::vector<Kernel> kernels, lowerGraph(*bound, lo));
-  FB_TRY(prepareKernels(kernels, false));
+  FB_TRY(prepareKernels(kernels, false, TargetInfo::host()));
   std::vector<GpuLaunch> launches;
   for (size_t k = 0; k < kernels.size(); ++k) {
     if (kernels[k].interpreted)
