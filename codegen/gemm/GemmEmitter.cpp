@@ -202,9 +202,19 @@ Function* emitPackB(GemmIrContext& c) {
           Value* ok = b.CreateAnd(b.CreateICmpULT(ih, hVec), b.CreateICmpULT(iw, wVec), "inside");
           Value* run = b.CreateLoad(c.i1, b.CreateGEP(c.i1, rowRun, group));
           Function* fn = b.GetInsertBlock()->getParent();
+          BasicBlock* loadBlock = BasicBlock::Create(c.ctx, "im2col.load", fn);
+          BasicBlock* zeroBlock = BasicBlock::Create(c.ctx, "im2col.zero", fn);
           BasicBlock* runBlock = BasicBlock::Create(c.ctx, "im2col.run", fn);
           BasicBlock* gatherBlock = BasicBlock::Create(c.ctx, "im2col.gather", fn);
           BasicBlock* join = BasicBlock::Create(c.ctx, "im2col.join", fn);
+          // Columns wholly in the padding (or past N) read nothing: a masked load whose lanes
+          // are all off still costs a microcode assist on AMD CPUs when its address is not
+          // mapped (a dead column's row is far outside the image), about as long as a whole
+          // panel's FMAs.
+          b.CreateCondBr(b.CreateOrReduce(ok), loadBlock, zeroBlock);
+          b.SetInsertPoint(zeroBlock);
+          b.CreateBr(join);
+          b.SetInsertPoint(loadBlock);
           b.CreateCondBr(run, runBlock, gatherBlock);
           // 8 pixels of one input row, consecutive (stride 1: one vector) or every other one
           // (stride 2: two vectors, then the even lanes): elements outside the image are
@@ -243,9 +253,10 @@ Function* emitPackB(GemmIrContext& c) {
           Value* vGather = b.CreateMaskedGather(c.v8f32, ptrs, Align(4), ok, c.vf(0.0f));
           b.CreateBr(join);
           b.SetInsertPoint(join);
-          PHINode* v = b.CreatePHI(c.v8f32, 2, "im2col");
+          PHINode* v = b.CreatePHI(c.v8f32, 3, "im2col");
           v->addIncoming(vRun, runBlock);
           v->addIncoming(vGather, gatherBlock);
+          v->addIncoming(c.vf(0.0f), zeroBlock);
           b.CreateAlignedStore(v, dstAt(panel, k, c.c64(8 * jv)), Align(4));
         }
       });
