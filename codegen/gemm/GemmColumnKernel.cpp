@@ -112,8 +112,30 @@ Function* emitColumnMicroKernel(GemmIrContext& c, int columns) {
     return b.CreateMaskedGather(c.v8f32, columnPtrs(base, j), Align(4), masks[size_t(j)],
                                 c.vf(0.0f));
   };
-  auto scatter = [&](Value* v, Value* base, int j) {
-    b.CreateMaskedScatter(v, columnPtrs(base, j), Align(4), masks[size_t(j)]);
+  // AVX2 has gathers but no scatter: LLVM would store each lane behind a branch of its own.
+  // There the tile is transposed in registers and stored row by row, `columns` floats at a
+  // time with one masked store each.
+  const int registers = s.vectorRegisters > 0 ? s.vectorRegisters : hostVectorRegisters();
+  const bool hasScatter = registers >= 32;
+  auto storeTile = [&](const std::vector<Value*>& cols, Value* base) {
+    if (hasScatter) {
+      for (int j = 0; j < columns; ++j)
+        b.CreateMaskedScatter(cols[size_t(j)], columnPtrs(base, j), Align(4), masks[size_t(j)]);
+      return;
+    }
+    auto* rowType = FixedVectorType::get(c.f32, unsigned(columns));
+    for (int r = 0; r < 8; ++r) {
+      Value* row = PoisonValue::get(rowType);
+      Value* mask = PoisonValue::get(FixedVectorType::get(c.i1, unsigned(columns)));
+      Value* rowOk = b.CreateExtractElement(rowMask, uint64_t(r));
+      for (int j = 0; j < columns; ++j) {
+        row = b.CreateInsertElement(row, b.CreateExtractElement(cols[size_t(j)], uint64_t(r)),
+                                    uint64_t(j));
+        mask = b.CreateInsertElement(mask, b.CreateAnd(rowOk, b.CreateICmpSLT(c.c64(j), nValid)),
+                                     uint64_t(j));
+      }
+      b.CreateMaskedStore(row, floatGep(b, base, c.c64(r * p.cRowStride)), Align(4), mask);
+    }
   };
 
   BasicBlock* addC = BasicBlock::Create(c.ctx, "add.c", f);
@@ -136,8 +158,7 @@ Function* emitColumnMicroKernel(GemmIrContext& c, int columns) {
   BasicBlock* final = BasicBlock::Create(c.ctx, "store.final", f);
   b.CreateCondBr(last, final, partial);
   b.SetInsertPoint(partial);
-  for (int j = 0; j < columns; ++j)
-    scatter(acc[size_t(j)], cTile, j);
+  storeTile(acc, cTile);
   b.CreateRetVoid();
 
   // The fused store, as in the row micro-kernel but transposed: a row bias is a vector, a
@@ -149,6 +170,7 @@ Function* emitColumnMicroKernel(GemmIrContext& c, int columns) {
     rowBias = b.CreateMaskedLoad(c.v8f32, floatGep(b, bias, mAbs), Align(4), rowMask, c.vf(0.0f),
                                  "bias.rows");
   std::vector<Value*> residualBase = residualTileBases(c, b, argv, cOff);
+  std::vector<Value*> finished(columns);
   for (int j = 0; j < columns; ++j) {
     Value* bv = rowBias;
     if (s.bias == GemmSpec::Bias::PerColumn) {
@@ -163,10 +185,10 @@ Function* emitColumnMicroKernel(GemmIrContext& c, int columns) {
                                             b.CreateVectorSplat(8, c.c64(p.N))));
       bv = b.CreateMaskedGather(c.v8f32, ptrs, Align(4), masks[size_t(j)], c.vf(0.0f));
     }
-    Value* x = finishAccumulator(c, b, acc[size_t(j)], bv,
-                                 [&](int arg) { return gather(residualBase[size_t(arg)], j); });
-    scatter(x, cTile, j);
+    finished[size_t(j)] = finishAccumulator(
+        c, b, acc[size_t(j)], bv, [&](int arg) { return gather(residualBase[size_t(arg)], j); });
   }
+  storeTile(finished, cTile);
   b.CreateRetVoid();
   return f;
 }

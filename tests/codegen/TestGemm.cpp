@@ -75,6 +75,7 @@ struct MatMulCase {
   float alpha = 1.0f, beta = 1.0f;
   std::vector<EpilogueOp> epilogue; ///< AddTensor/MulTensor get their arg assigned
   int64_t mr = 0, nr = 0, mc = 0, kc = 0, nc = 0;
+  int registers = 0; ///< the target's vector registers (16: AVX2, no scatter); 0: the host's
 };
 
 KernelArg bufferArg(const std::string& name, KernelArg::Role role, int64_t elements) {
@@ -160,6 +161,7 @@ Problem makeMatMul(const MatMulCase& mc) {
   s.alpha = mc.alpha;
   s.beta = mc.beta;
   s.mr = mc.mr;
+  s.vectorRegisters = mc.registers;
   s.nr = mc.nr;
   s.mc = mc.mc;
   s.kc = mc.kc;
@@ -645,6 +647,12 @@ private Q_SLOTS:
         c.mr = 6;
         c.nr = 16;
         check(makeMatMul(c), 2, "column edge, 6x16 tile");
+        // Planned for AVX2's 16 registers: the column tile is stored row by row (no scatter).
+        c.mr = c.nr = 0;
+        c.registers = 16;
+        check(makeMatMul(c), 2, "column edge, AVX2 plan");
+        c.constB = false;
+        check(makeMatMul(c), 1, "column edge, AVX2 plan, K blocks");
       }
   }
 
