@@ -105,7 +105,7 @@ Expected<EmittedCode> emitCode(const Graph& graph, const EmitRequest& request,
   FB_ASSIGN_OR_RETURN(std::unique_ptr<Graph> bound, cg::bindStaticShapes(graph, {}, co.dims));
   FB_ASSIGN_OR_RETURN(std::vector<cg::Kernel> kernels, cg::lowerGraph(*bound, co.lower));
   // Pack as the backend will, so GEMM kernels also show the blocking they compile with.
-  FB_TRY(cg::prepareKernels(kernels, co.emit.useGemm));
+  FB_TRY(cg::prepareKernels(kernels, co.emit.useGemm, co.target));
   out.kernels = kernels.size();
   // lowerGraph makes one kernel per top-level node, in the graph's order.
   assert(kernels.size() == bound->nodes().size() && "one kernel per node");

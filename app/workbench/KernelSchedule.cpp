@@ -58,7 +58,7 @@ Expected<std::vector<KernelSchedule>> describeSchedules(const Graph& graph,
   FB_ASSIGN_OR_RETURN(std::unique_ptr<Graph> bound, cg::bindStaticShapes(graph, {}, co.dims));
   FB_ASSIGN_OR_RETURN(std::vector<cg::Kernel> kernels, cg::lowerGraph(*bound, co.lower));
   // Pack as the backend does: packing pins the register tile the code is generated with.
-  FB_TRY(cg::prepareKernels(kernels, co.emit.useGemm));
+  FB_TRY(cg::prepareKernels(kernels, co.emit.useGemm, co.target));
   FB_TRY(checkCancelled(job, "describe schedules"));
   std::vector<KernelSchedule> out;
   out.reserve(kernels.size());

@@ -5,6 +5,7 @@
 #include "codegen/exec/MixedExecution.h"
 #include "codegen/exec/SizeChecks.h"
 #include "codegen/gemm/GemmEmitter.h"
+#include "codegen/gemm/Int8GemmEmitter.h"
 #include "codegen/llvm/Jit.h"
 #include "codegen/llvm/KernelCache.h"
 #include "codegen/llvm/ObjectEmitter.h"
@@ -157,7 +158,7 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   } catch (const std::bad_alloc& e) {
     return makeError("lowering ran out of memory: ", e.what());
   }
-  FB_TRY(prepareKernels(model->m_kernels, options.emit.useGemm && !gpu));
+  FB_TRY(prepareKernels(model->m_kernels, options.emit.useGemm && !gpu, options.target));
   FB_TRY(checkKernelArgSizes(model->m_kernels));
   stats.lowerMs = msSince(t);
   std::vector<Kernel>& kernels = model->m_kernels;
@@ -523,6 +524,8 @@ Expected<KernelCode> CompiledModel::kernelCode(size_t index) const {
   if (kern.gemm)
     if (auto blocking = describeGemmBlocking(kern); blocking.ok())
       code.blocking = *blocking;
+  if (kern.int8)
+    code.blocking = describeInt8Blocking(kern);
   llvm::LLVMContext context;
   KernelEmitOptions eo = m_impl->emit;
   eo.noAliasArgs = m_impl->noAlias.at(index);

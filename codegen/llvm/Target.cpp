@@ -77,6 +77,19 @@ bool TargetInfo::hasAvx2Fma() const {
   return has("avx2") && has("fma");
 }
 
+bool TargetInfo::hasFeature(const std::string& name) const {
+  if (isGpu())
+    return false;
+  initializeNativeTarget();
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target)
+    return false;
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      target->createMCSubtargetInfo(triple, cpu.empty() ? "generic" : cpu, features));
+  return sti && sti->checkFeatures("+" + name);
+}
+
 bool TargetInfo::runsOnHost() const {
   if (key() == host().key())
     return true;

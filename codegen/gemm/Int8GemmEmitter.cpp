@@ -1,0 +1,479 @@
+// LLVM IR of int8 GEMM-class kernels: activation packing (im2col for convolutions), the integer
+// micro-kernel (vpdpbusd or vpmaddwd) and the requantizing store.
+#include "codegen/gemm/Int8GemmEmitter.h"
+#include "codegen/gemm/GemmIrBuilder.h"
+
+#include <llvm/IR/IntrinsicsX86.h>
+
+#include <algorithm>
+
+namespace fb::cg {
+
+using namespace llvm;
+// fb::Value (a graph value) would otherwise shadow llvm::Value here.
+using gemmir::emitFor;
+using gemmir::loadArg;
+using llvm::Value;
+
+namespace {
+
+constexpr int64_t kLaneBytes = 4; // bytes per lane and k-step in both forms
+
+/// The resolved structure of one int8 kernel.
+struct Int8Plan {
+  int64_t group = 4; ///< k values per lane and step
+  int64_t elemBytes = 1;
+  int64_t kSteps = 0; ///< ceil(K / group)
+  int64_t rowPanels = 0, colPanels = 0;
+  int64_t rowChunk = 1; ///< row panels per compute item
+  int64_t chunks = 1;   ///< ceil(rowPanels / rowChunk)
+  int64_t packItems() const { return packPerSlice * slices; }
+  int64_t computeItems() const { return slices * colPanels * chunks; }
+  int64_t packPerSlice = 0, slices = 1;
+};
+
+Int8Plan planInt8(const Int8GemmSpec& s) {
+  Int8Plan p;
+  p.group = *s.isa == Int8Isa::Vnni ? 4 : 2;
+  p.elemBytes = kLaneBytes / p.group;
+  p.kSteps = (s.K + p.group - 1) / p.group;
+  p.rowPanels = (s.M + s.mr - 1) / s.mr;
+  p.colPanels = (s.N + s.nr - 1) / s.nr;
+  p.slices = s.slices();
+  // Enough items for two threads to balance (about 16), each reusing its column panel over
+  // as many row panels as that allows.
+  const int64_t outer = p.slices * p.colPanels;
+  const int64_t wanted = std::clamp<int64_t>((16 + outer - 1) / outer, 1, p.rowPanels);
+  p.rowChunk = (p.rowPanels + wanted - 1) / wanted;
+  p.chunks = (p.rowPanels + p.rowChunk - 1) / p.rowChunk;
+  // Convolutions pack one column panel of one image and group per item; matmuls one row panel.
+  p.packPerSlice = s.weightsAreRows() ? p.colPanels : p.rowPanels;
+  if (!s.weightsAreRows())
+    p.slices = 1;
+  return p;
+}
+
+struct Emitter {
+  Emitter(Module& m, const Kernel& k)
+      : module(m), ctx(m.getContext()), kernel(k), s(*k.int8), plan(planInt8(s)) {
+    i8 = Type::getInt8Ty(ctx);
+    i16 = Type::getInt16Ty(ctx);
+    i32 = Type::getInt32Ty(ctx);
+    i64 = Type::getInt64Ty(ctx);
+    f64 = Type::getDoubleTy(ctx);
+    ptr = PointerType::getUnqual(ctx);
+    v8i32 = FixedVectorType::get(i32, 8);
+    v16i16 = FixedVectorType::get(i16, 16);
+    v8f64 = FixedVectorType::get(f64, 8);
+    v8i8 = FixedVectorType::get(i8, 8);
+  }
+
+  Module& module;
+  LLVMContext& ctx;
+  const Kernel& kernel;
+  const Int8GemmSpec& s;
+  Int8Plan plan;
+  Type *i8, *i16, *i32, *i64, *f64;
+  PointerType* ptr;
+  FixedVectorType *v8i32, *v16i16, *v8f64, *v8i8;
+
+  Constant* c64(int64_t v) const { return ConstantInt::get(i64, uint64_t(v), /*signed=*/true); }
+  bool vnni() const { return *s.isa == Int8Isa::Vnni; }
+
+  Function* makeFunction(const std::string& suffix, Type* ret, ArrayRef<Type*> params,
+                         bool internal) const {
+    std::string name = suffix.empty() ? kernel.name : kernel.name + "." + suffix;
+    Function* f = Function::Create(FunctionType::get(ret, params, /*isVarArg=*/false),
+                                   internal ? Function::InternalLinkage : Function::ExternalLinkage,
+                                   name, module);
+    f->addFnAttr(Attribute::NoUnwind);
+    return f;
+  }
+
+  Function* makeItems(const std::string& suffix) {
+    Function* f = makeFunction(suffix, Type::getVoidTy(ctx), {ptr, i64, i64}, true);
+    f->getArg(0)->setName("args");
+    f->getArg(1)->setName("begin");
+    f->getArg(2)->setName("end");
+    return f;
+  }
+
+  Value* byteGep(IRBuilder<>& b, Value* base, Value* offset, const Twine& name = "") {
+    return b.CreateInBoundsGEP(i8, base, offset, name);
+  }
+
+  /// The activation element `raw` (an i8 load) as the packed operand stores it: VNNI reads u8
+  /// (i8 data biased by 128); the i16 form stores it minus the zero point. `inBounds` false
+  /// gives what padding reads as (the zero point, i.e. 0 after the shift).
+  Value* packedActValue(IRBuilder<>& b, Value* raw, Value* inBounds) {
+    if (vnni()) {
+      Value* v = s.actType == DType::I8 ? b.CreateXor(raw, ConstantInt::get(i8, 0x80)) : raw;
+      const int64_t zp = s.actZeroPoint + (s.actType == DType::I8 ? 128 : 0);
+      return b.CreateSelect(inBounds, v, ConstantInt::get(i8, uint64_t(zp & 0xff)));
+    }
+    Value* wide = s.actType == DType::I8 ? b.CreateSExt(raw, i32) : b.CreateZExt(raw, i32);
+    Value* v = b.CreateSub(wide, ConstantInt::get(i32, uint64_t(int64_t(s.actZeroPoint))));
+    return b.CreateTrunc(b.CreateSelect(inBounds, v, ConstantInt::get(i32, 0)), i16);
+  }
+  Value* zeroElement() const { return vnni() ? ConstantInt::get(i8, 0) : ConstantInt::get(i16, 0); }
+  void storeElement(IRBuilder<>& b, Value* v, Value* at) { b.CreateAlignedStore(v, at, Align(1)); }
+
+  /// `<kernel>.pack` for a convolution: item = slice * colPanels + panel; the panel holds, per
+  /// k-step, nr lanes (output pixels) of `group` consecutive k of the im2col.
+  Function* emitConvPack() {
+    const ConvGeometry& c = *s.conv;
+    Function* f = makeItems("pack");
+    IRBuilder<> b(BasicBlock::Create(ctx, "entry", f));
+    Value* args = f->getArg(0);
+    ArrayType* laneArr = ArrayType::get(i64, uint64_t(s.nr));
+    Value* ohS = b.CreateAlloca(laneArr, nullptr, "ih0");
+    Value* owS = b.CreateAlloca(laneArr, nullptr, "iw0");
+    Value* x = loadArg(b, args, s.actArg, "X");
+    Value* packed = loadArg(b, args, s.packedActArg, "packedAct");
+    const int64_t cinG = c.inChannels / c.groups, plane = c.inH * c.inW;
+    const int64_t panelBytes = plan.kSteps * s.nr * kLaneBytes;
+    emitFor(b, f->getArg(1), f->getArg(2), c64(1), "item", [&](Value* item) {
+      Value* slice = b.CreateSDiv(item, c64(plan.colPanels), "slice");
+      Value* panel = b.CreateSRem(item, c64(plan.colPanels), "panel");
+      Value* image = b.CreateSDiv(slice, c64(c.groups), "image");
+      Value* g = b.CreateSRem(slice, c64(c.groups), "g");
+      Value* xBase = byteGep(
+          b, x,
+          b.CreateMul(b.CreateAdd(b.CreateMul(image, c64(c.inChannels)), b.CreateMul(g, c64(cinG))),
+                      c64(plane)),
+          "X.slice");
+      Value* dst = byteGep(b, packed, b.CreateMul(item, c64(panelBytes)), "dst");
+      emitFor(b, c64(0), c64(s.nr), c64(1), "lane", [&](Value* lane) {
+        Value* n = b.CreateAdd(b.CreateMul(panel, c64(s.nr)), lane);
+        Value* valid = b.CreateICmpSLT(n, c64(s.N));
+        Value *oh = b.CreateSDiv(n, c64(c.outW)), *ow = b.CreateSRem(n, c64(c.outW));
+        // A lane past N reads padding everywhere (its column is never stored).
+        Value* ih0 =
+            b.CreateSelect(valid, b.CreateSub(b.CreateMul(oh, c64(c.strideH)), c64(c.padTop)),
+                           c64(-(int64_t(1) << 40)));
+        Value* iw0 = b.CreateSub(b.CreateMul(ow, c64(c.strideW)), c64(c.padLeft));
+        b.CreateStore(ih0, b.CreateInBoundsGEP(laneArr, ohS, {c64(0), lane}));
+        b.CreateStore(iw0, b.CreateInBoundsGEP(laneArr, owS, {c64(0), lane}));
+      });
+      emitFor(b, c64(0), c64(cinG), c64(1), "ci", [&](Value* ci) {
+        Value* chan = byteGep(b, xBase, b.CreateMul(ci, c64(plane)), "X.chan");
+        emitFor(b, c64(0), c64(c.kernelH), c64(1), "kh", [&](Value* kh) {
+          emitFor(b, c64(0), c64(c.kernelW), c64(1), "kw", [&](Value* kw) {
+            Value* k = b.CreateAdd(
+                b.CreateMul(b.CreateAdd(b.CreateMul(ci, c64(c.kernelH)), kh), c64(c.kernelW)), kw,
+                "k");
+            Value* row = kStepBase(b, dst, k, s.nr);
+            Value *dh = b.CreateMul(kh, c64(c.dilationH)), *dw = b.CreateMul(kw, c64(c.dilationW));
+            emitFor(b, c64(0), c64(s.nr), c64(1), "p", [&](Value* p) {
+              Value* ih = b.CreateAdd(
+                  b.CreateLoad(i64, b.CreateInBoundsGEP(laneArr, ohS, {c64(0), p})), dh);
+              Value* iw = b.CreateAdd(
+                  b.CreateLoad(i64, b.CreateInBoundsGEP(laneArr, owS, {c64(0), p})), dw);
+              Value* in = b.CreateAnd(b.CreateICmpULT(ih, c64(c.inH)),
+                                      b.CreateICmpULT(iw, c64(c.inW)), "in");
+              Value* off = b.CreateSelect(in, b.CreateAdd(b.CreateMul(ih, c64(c.inW)), iw), c64(0));
+              Value* raw = b.CreateLoad(i8, byteGep(b, chan, off));
+              storeElement(b, packedActValue(b, raw, in),
+                           byteGep(b, row, b.CreateMul(p, c64(kLaneBytes))));
+            });
+          });
+        });
+      });
+      zeroKTail(b, dst, s.nr);
+    });
+    b.CreateRetVoid();
+    return f;
+  }
+
+  /// The address of k's element in lane 0 of a panel with `lanes` lanes per k-step.
+  Value* kStepBase(IRBuilder<>& b, Value* panel, Value* k, int64_t lanes) {
+    Value *step = b.CreateUDiv(k, c64(plan.group)), *e = b.CreateURem(k, c64(plan.group));
+    return byteGep(b, panel,
+                   b.CreateAdd(b.CreateMul(step, c64(lanes * kLaneBytes)),
+                               b.CreateMul(e, c64(plan.elemBytes))));
+  }
+
+  /// Zeroes the k values past K of the last k-step (their weights are zero too, but the
+  /// products must be defined).
+  void zeroKTail(IRBuilder<>& b, Value* panel, int64_t lanes) {
+    emitFor(b, c64(s.K), c64(plan.kSteps * plan.group), c64(1), "ktail", [&](Value* k) {
+      Value* row = kStepBase(b, panel, k, lanes);
+      emitFor(b, c64(0), c64(lanes), c64(1), "lane", [&](Value* l) {
+        storeElement(b, zeroElement(), byteGep(b, row, b.CreateMul(l, c64(kLaneBytes))));
+      });
+    });
+  }
+
+  /// `<kernel>.pack` for a matmul: item = row panel of A (rows of all batches), mr lanes of
+  /// `group` consecutive k per k-step.
+  Function* emitMatMulPack() {
+    Function* f = makeItems("pack");
+    IRBuilder<> b(BasicBlock::Create(ctx, "entry", f));
+    Value* args = f->getArg(0);
+    Value* a = loadArg(b, args, s.actArg, "A");
+    Value* packed = loadArg(b, args, s.packedActArg, "packedAct");
+    const int64_t panelBytes = plan.kSteps * s.mr * kLaneBytes;
+    emitFor(b, f->getArg(1), f->getArg(2), c64(1), "item", [&](Value* item) {
+      Value* dst = byteGep(b, packed, b.CreateMul(item, c64(panelBytes)), "dst");
+      emitFor(b, c64(0), c64(s.mr), c64(1), "r", [&](Value* r) {
+        Value* m = b.CreateAdd(b.CreateMul(item, c64(s.mr)), r);
+        Value* valid = b.CreateICmpSLT(m, c64(s.M));
+        Value* src =
+            byteGep(b, a, b.CreateMul(b.CreateSelect(valid, m, c64(s.M - 1)), c64(s.K)), "A.row");
+        Value* lane = byteGep(b, dst, b.CreateMul(r, c64(kLaneBytes)));
+        emitFor(b, c64(0), c64(s.K), c64(1), "k", [&](Value* k) {
+          Value* raw = b.CreateLoad(i8, byteGep(b, src, k));
+          storeElement(b, packedActValue(b, raw, valid), kStepBase(b, lane, k, s.mr));
+        });
+      });
+      zeroKTail(b, dst, s.mr);
+    });
+    b.CreateRetVoid();
+    return f;
+  }
+
+  /// `<kernel>.ukernel(args, Rp, Cp, row0, col0, mValid, nValid, yOff, chanRow)`: the
+  /// mr × nr tile at (row0, col0) of the slice whose output starts at yOff, over all k-steps
+  /// of the row panel Rp and column panel Cp, requantized and stored (rows < mValid, columns
+  /// < nValid). chanRow is the channel of row0 when channels are rows.
+  Function* emitMicroKernel() {
+    Function* f = makeFunction("ukernel", Type::getVoidTy(ctx),
+                               {ptr, ptr, ptr, i64, i64, i64, i64, i64, i64}, true);
+    const char* names[] = {"args",   "Rp",     "Cp",   "row0",   "col0",
+                           "mValid", "nValid", "yOff", "chanRow"};
+    for (unsigned i = 0; i < f->arg_size(); ++i)
+      f->getArg(i)->setName(names[i]);
+    for (unsigned i : {1u, 2u}) {
+      f->addParamAttr(i, Attribute::NoAlias);
+      f->addParamAttr(i, Attribute::ReadOnly);
+    }
+    Value *args = f->getArg(0), *rp = f->getArg(1), *cp = f->getArg(2);
+    Value *row0 = f->getArg(3), *col0 = f->getArg(4), *mValid = f->getArg(5);
+    Value *nValid = f->getArg(6), *yOff = f->getArg(7), *chanRow = f->getArg(8);
+    const int64_t mr = s.mr, nv = s.nr / 8;
+    BasicBlock* entry = BasicBlock::Create(ctx, "entry", f);
+    BasicBlock* loop = BasicBlock::Create(ctx, "k", f);
+    BasicBlock* store = BasicBlock::Create(ctx, "store", f);
+    IRBuilder<> b(entry);
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    PHINode* q = b.CreatePHI(i64, 2, "q");
+    q->addIncoming(c64(0), entry);
+    std::vector<PHINode*> accPhi;
+    for (int64_t i = 0; i < mr * nv; ++i) {
+      accPhi.push_back(b.CreatePHI(v8i32, 2, "acc"));
+      accPhi.back()->addIncoming(Constant::getNullValue(v8i32), entry);
+    }
+    Function* dot = Intrinsic::getDeclaration(&module, vnni() ? Intrinsic::x86_avx512_vpdpbusd_256
+                                                              : Intrinsic::x86_avx2_pmadd_wd);
+    std::vector<Value*> cols;
+    for (int64_t v = 0; v < nv; ++v) {
+      Value* at = byteGep(b, cp, b.CreateAdd(b.CreateMul(q, c64(s.nr * kLaneBytes)), c64(v * 32)));
+      cols.push_back(b.CreateAlignedLoad(v8i32, at, Align(1), "col"));
+    }
+    std::vector<Value*> next(size_t(mr * nv));
+    for (int64_t r = 0; r < mr; ++r) {
+      Value* at = byteGep(b, rp, b.CreateAdd(b.CreateMul(q, c64(mr * kLaneBytes)), c64(r * 4)));
+      Value* rowv = b.CreateVectorSplat(8, b.CreateAlignedLoad(i32, at, Align(1), "row"));
+      for (int64_t v = 0; v < nv; ++v) {
+        PHINode* acc = accPhi[size_t(r * nv + v)];
+        Value* col = cols[size_t(v)];
+        Value* out;
+        if (vnni()) {
+          // vpdpbusd(acc, u8 operand, s8 operand): the activation is the u8 side.
+          out = s.weightsAreRows() ? b.CreateCall(dot, {acc, col, rowv})
+                                   : b.CreateCall(dot, {acc, rowv, col});
+        } else {
+          Value* prod =
+              b.CreateCall(dot, {b.CreateBitCast(col, v16i16), b.CreateBitCast(rowv, v16i16)});
+          out = b.CreateAdd(acc, prod);
+        }
+        next[size_t(r * nv + v)] = out;
+      }
+    }
+    Value* qNext = b.CreateAdd(q, c64(1), "q.next");
+    q->addIncoming(qNext, loop);
+    for (size_t i = 0; i < next.size(); ++i)
+      accPhi[i]->addIncoming(next[i], loop);
+    b.CreateCondBr(b.CreateICmpSLT(qNext, c64(plan.kSteps)), loop, store);
+
+    b.SetInsertPoint(store);
+    emitStores(b, f, args, next, row0, col0, mValid, nValid, yOff, chanRow);
+    b.CreateRetVoid();
+    return f;
+  }
+
+  /// The requantizing store of the tile's accumulators, exactly as the interpreter computes
+  /// each element: double(acc + bias) * multiplier, rounded half to even, plus the output zero
+  /// point, clamped to the output type.
+  void emitStores(IRBuilder<>& b, Function* f, Value* args, const std::vector<Value*>& acc,
+                  Value* row0, Value* col0, Value* mValid, Value* nValid, Value* yOff,
+                  Value* chanRow) {
+    const int64_t mr = s.mr, nv = s.nr / 8;
+    Value* corr = loadArg(b, args, s.correctionArg, "correction");
+    Value* mult = loadArg(b, args, s.multiplierArg, "multiplier");
+    Value* y = loadArg(b, args, s.outArg, "Y");
+    const bool perColumn = !s.weightsAreRows();
+    std::vector<Value*> colCorr, colMult;
+    if (perColumn)
+      for (int64_t v = 0; v < nv; ++v) {
+        Value* ch = b.CreateAdd(col0, c64(v * 8));
+        colCorr.push_back(b.CreateAlignedLoad(v8i32, b.CreateInBoundsGEP(i32, corr, ch), Align(4)));
+        colMult.push_back(b.CreateAlignedLoad(v8f64, b.CreateInBoundsGEP(f64, mult, ch), Align(8)));
+      }
+    const double lo = s.outType == DType::U8 ? 0.0 : -128.0;
+    const double hi = s.outType == DType::U8 ? 255.0 : 127.0;
+    Constant* zp = ConstantFP::get(v8f64, double(s.outZeroPoint));
+    std::vector<Constant*> laneIdx;
+    for (int i = 0; i < 8; ++i)
+      laneIdx.push_back(ConstantInt::get(i64, uint64_t(i)));
+    Value* lanes = ConstantVector::get(laneIdx);
+    for (int64_t r = 0; r < mr; ++r) {
+      BasicBlock* doRow = BasicBlock::Create(ctx, "row", f);
+      BasicBlock* after = BasicBlock::Create(ctx, "row.next", f);
+      b.CreateCondBr(b.CreateICmpSLT(c64(r), mValid), doRow, after);
+      b.SetInsertPoint(doRow);
+      Value *rowCorr = nullptr, *rowMult = nullptr;
+      if (!perColumn) {
+        Value* ch = b.CreateAdd(chanRow, c64(r));
+        rowCorr = b.CreateVectorSplat(8, b.CreateLoad(i32, b.CreateInBoundsGEP(i32, corr, ch)));
+        rowMult = b.CreateVectorSplat(8, b.CreateLoad(f64, b.CreateInBoundsGEP(f64, mult, ch)));
+      }
+      Value* rowBase = b.CreateAdd(yOff, b.CreateMul(b.CreateAdd(row0, c64(r)), c64(s.N)));
+      for (int64_t v = 0; v < nv; ++v) {
+        Value* sum = b.CreateAdd(acc[size_t(r * nv + v)], perColumn ? colCorr[size_t(v)] : rowCorr);
+        Value* d = b.CreateSIToFP(sum, v8f64);
+        d = b.CreateFMul(d, perColumn ? colMult[size_t(v)] : rowMult);
+        d = b.CreateUnaryIntrinsic(Intrinsic::roundeven, d);
+        d = b.CreateFAdd(d, zp);
+        d = b.CreateBinaryIntrinsic(Intrinsic::maxnum, d, ConstantFP::get(v8f64, lo));
+        d = b.CreateBinaryIntrinsic(Intrinsic::minnum, d, ConstantFP::get(v8f64, hi));
+        Value* q8 = b.CreateTrunc(b.CreateFPToSI(d, v8i32), v8i8);
+        Value* col = b.CreateAdd(col0, c64(v * 8));
+        Value* mask = b.CreateICmpSLT(b.CreateAdd(b.CreateVectorSplat(8, col), lanes),
+                                      b.CreateVectorSplat(8, b.CreateAdd(col0, nValid)));
+        b.CreateMaskedStore(q8, byteGep(b, y, b.CreateAdd(rowBase, col)), Align(1), mask);
+      }
+      b.CreateBr(after);
+      b.SetInsertPoint(after);
+    }
+  }
+
+  /// `<kernel>.items`: item = (slice, column panel, row chunk); the chunk's row panels run
+  /// against the one column panel, which stays in cache.
+  Function* emitItems(Function* ukernel) {
+    Function* f = makeItems("items");
+    IRBuilder<> b(BasicBlock::Create(ctx, "entry", f));
+    Value* args = f->getArg(0);
+    Value* w = loadArg(b, args, s.packedArg, "packedW");
+    Value* act = loadArg(b, args, s.packedActArg, "packedAct");
+    const int64_t rowPanelBytes = plan.kSteps * s.mr * kLaneBytes;
+    const int64_t colPanelBytes = plan.kSteps * s.nr * kLaneBytes;
+    emitFor(b, f->getArg(1), f->getArg(2), c64(1), "item", [&](Value* item) {
+      const int64_t perSlice = plan.colPanels * plan.chunks;
+      Value* slice = b.CreateSDiv(item, c64(perSlice), "slice");
+      Value* rest = b.CreateSRem(item, c64(perSlice));
+      Value* j = b.CreateSDiv(rest, c64(plan.chunks), "colPanel");
+      Value* chunk = b.CreateSRem(rest, c64(plan.chunks), "chunk");
+      Value* g = b.CreateSRem(slice, c64(s.groups), "g");
+      Value* col0 = b.CreateMul(j, c64(s.nr), "col0");
+      Value* nValid = gemmir::emitMin(b, c64(s.nr), b.CreateSub(c64(s.N), col0));
+      Value* yOff = b.CreateMul(slice, c64(s.M * s.N), "yOff");
+      Value* cp = s.weightsAreRows()
+                      ? byteGep(b, act,
+                                b.CreateMul(b.CreateAdd(b.CreateMul(slice, c64(plan.colPanels)), j),
+                                            c64(colPanelBytes)))
+                      : byteGep(b, w, b.CreateMul(j, c64(colPanelBytes)));
+      Value* first = b.CreateMul(chunk, c64(plan.rowChunk));
+      Value* last = gemmir::emitMin(b, b.CreateAdd(first, c64(plan.rowChunk)), c64(plan.rowPanels));
+      emitFor(b, first, last, c64(1), "rowPanel", [&](Value* rpanel) {
+        Value* row0 = b.CreateMul(rpanel, c64(s.mr), "row0");
+        Value* mValid = gemmir::emitMin(b, c64(s.mr), b.CreateSub(c64(s.M), row0));
+        Value* rp =
+            s.weightsAreRows()
+                ? byteGep(b, w,
+                          b.CreateMul(b.CreateAdd(b.CreateMul(g, c64(plan.rowPanels)), rpanel),
+                                      c64(rowPanelBytes)))
+                : byteGep(b, act, b.CreateMul(rpanel, c64(rowPanelBytes)));
+        Value* chanRow = s.weightsAreRows() ? b.CreateAdd(b.CreateMul(g, c64(s.M)), row0) : c64(0);
+        b.CreateCall(ukernel, {args, rp, cp, row0, col0, mValid, nValid, yOff, chanRow});
+      });
+    });
+    b.CreateRetVoid();
+    return f;
+  }
+
+  /// Runs `items` over [0, count): directly, or through fb_parallel_for with a worker that
+  /// claims one item at a time from a shared counter.
+  void runItems(IRBuilder<>& b, Value* args, Function* items, int64_t count,
+                const std::string& suffix) {
+    if (!s.parallel || count <= 1) {
+      b.CreateCall(items, {args, c64(0), c64(count)});
+      return;
+    }
+    StructType* ctxTy = StructType::get(ctx, {ptr, i64});
+    Function* worker = makeFunction(suffix, Type::getVoidTy(ctx), {ptr, i64, i64}, true);
+    {
+      BasicBlock* entry = BasicBlock::Create(ctx, "entry", worker);
+      BasicBlock* claim = BasicBlock::Create(ctx, "claim", worker);
+      BasicBlock* run = BasicBlock::Create(ctx, "run", worker);
+      BasicBlock* done = BasicBlock::Create(ctx, "done", worker);
+      IRBuilder<> w(entry);
+      Value* wargs = w.CreateLoad(ptr, w.CreateStructGEP(ctxTy, worker->getArg(0), 0), "args");
+      Value* nextItem = w.CreateStructGEP(ctxTy, worker->getArg(0), 1, "next");
+      w.CreateBr(claim);
+      w.SetInsertPoint(claim);
+      Value* item = w.CreateAtomicRMW(AtomicRMWInst::Add, nextItem, c64(1), Align(8),
+                                      AtomicOrdering::Monotonic);
+      w.CreateCondBr(w.CreateICmpSLT(item, c64(count)), run, done);
+      w.SetInsertPoint(run);
+      w.CreateCall(items, {wargs, item, w.CreateAdd(item, c64(1))});
+      w.CreateBr(claim);
+      w.SetInsertPoint(done);
+      w.CreateRetVoid();
+    }
+    FunctionCallee parallelFor = module.getOrInsertFunction(
+        "fb_parallel_for", FunctionType::get(Type::getVoidTy(ctx), {ptr, ptr, i64}, false));
+    Value* state = b.CreateAlloca(ctxTy, nullptr, suffix + ".ctx");
+    b.CreateStore(args, b.CreateStructGEP(ctxTy, state, 0));
+    b.CreateStore(c64(0), b.CreateStructGEP(ctxTy, state, 1));
+    b.CreateCall(parallelFor, {worker, state, c64(count)});
+  }
+
+  Function* emit() {
+    Function* pack = s.weightsAreRows() ? emitConvPack() : emitMatMulPack();
+    Function* ukernel = emitMicroKernel();
+    Function* items = emitItems(ukernel);
+    Function* f = makeFunction("", Type::getVoidTy(ctx), {ptr}, /*internal=*/false);
+    f->getArg(0)->setName("args");
+    f->addParamAttr(0, Attribute::NoAlias);
+    IRBuilder<> b(BasicBlock::Create(ctx, "entry", f));
+    runItems(b, f->getArg(0), pack, plan.packItems(), "pack.worker");
+    runItems(b, f->getArg(0), items, plan.computeItems(), "items.worker");
+    b.CreateRetVoid();
+    return f;
+  }
+};
+
+} // namespace
+
+Expected<Function*> emitInt8GemmKernel(Module& module, const Kernel& kernel) {
+  if (!kernel.int8 || !kernel.int8->isa)
+    return makeError(kernel.name, ": int8 kernel emitted before packInt8Operands");
+  return Emitter(module, kernel).emit();
+}
+
+std::string describeInt8Blocking(const Kernel& kernel) {
+  if (!kernel.int8 || !kernel.int8->isa)
+    return "int8 (not packed yet)";
+  const Int8GemmSpec& s = *kernel.int8;
+  Int8Plan p = planInt8(s);
+  return std::string("int8 ") + (*s.isa == Int8Isa::Vnni ? "vpdpbusd" : "vpmaddwd (i16)") +
+         " mr=" + std::to_string(s.mr) + " nr=" + std::to_string(s.nr) +
+         ", K=" + std::to_string(s.K) + " in " + std::to_string(p.kSteps) + " steps, " +
+         std::to_string(p.computeItems()) + " items (" + std::to_string(p.packItems()) +
+         " packing), weights packed at compile time, activation " +
+         (s.weightsAreRows() ? "im2col" : "rows") + " packed per call";
+}
+
+} // namespace fb::cg
