@@ -303,6 +303,35 @@ struct Emitter {
     return f;
   }
 
+  /// <0, 1, ..., 7> as i64.
+  Constant* laneIndices(int64_t step = 1) const {
+    std::vector<Constant*> idx;
+    for (int64_t i = 0; i < 8; ++i)
+      idx.push_back(ConstantInt::get(i64, uint64_t(i * step)));
+    return ConstantVector::get(idx);
+  }
+
+  /// Stores 8 int32 sums (the accumulators plus bias) at element `offset` of Y where `mask`
+  /// holds: as they are for an int32 output, else requantized exactly as the interpreter does
+  /// each element: double(sum) * multiplier, rounded half to even, plus the output zero
+  /// point, clamped to the output type.
+  void storeSums(IRBuilder<>& b, Value* y, Value* offset, Value* sum, Value* mult, Value* mask) {
+    if (s.outType == DType::I32) { // ConvInteger / MatMulInteger: the sums themselves
+      b.CreateMaskedStore(sum, b.CreateInBoundsGEP(i32, y, offset), Align(4), mask);
+      return;
+    }
+    const double lo = s.outType == DType::U8 ? 0.0 : -128.0;
+    const double hi = s.outType == DType::U8 ? 255.0 : 127.0;
+    Value* d = b.CreateSIToFP(sum, v8f64);
+    d = b.CreateFMul(d, mult);
+    d = b.CreateUnaryIntrinsic(Intrinsic::roundeven, d);
+    d = b.CreateFAdd(d, ConstantFP::get(v8f64, double(s.outZeroPoint)));
+    d = b.CreateBinaryIntrinsic(Intrinsic::maxnum, d, ConstantFP::get(v8f64, lo));
+    d = b.CreateBinaryIntrinsic(Intrinsic::minnum, d, ConstantFP::get(v8f64, hi));
+    Value* q8 = b.CreateTrunc(b.CreateFPToSI(d, v8i32), v8i8);
+    b.CreateMaskedStore(q8, byteGep(b, y, offset), Align(1), mask);
+  }
+
   /// The requantizing store of the tile's accumulators, exactly as the interpreter computes
   /// each element: double(acc + bias) * multiplier, rounded half to even, plus the output zero
   /// point, clamped to the output type.
@@ -321,13 +350,7 @@ struct Emitter {
         colCorr.push_back(b.CreateAlignedLoad(v8i32, b.CreateInBoundsGEP(i32, corr, ch), Align(4)));
         colMult.push_back(b.CreateAlignedLoad(v8f64, b.CreateInBoundsGEP(f64, mult, ch), Align(8)));
       }
-    const double lo = s.outType == DType::U8 ? 0.0 : -128.0;
-    const double hi = s.outType == DType::U8 ? 255.0 : 127.0;
-    Constant* zp = ConstantFP::get(v8f64, double(s.outZeroPoint));
-    std::vector<Constant*> laneIdx;
-    for (int i = 0; i < 8; ++i)
-      laneIdx.push_back(ConstantInt::get(i64, uint64_t(i)));
-    Value* lanes = ConstantVector::get(laneIdx);
+    Value* lanes = laneIndices();
     for (int64_t r = 0; r < mr; ++r) {
       BasicBlock* doRow = BasicBlock::Create(ctx, "row", f);
       BasicBlock* after = BasicBlock::Create(ctx, "row.next", f);
@@ -342,17 +365,11 @@ struct Emitter {
       Value* rowBase = b.CreateAdd(yOff, b.CreateMul(b.CreateAdd(row0, c64(r)), c64(s.N)));
       for (int64_t v = 0; v < nv; ++v) {
         Value* sum = b.CreateAdd(acc[size_t(r * nv + v)], perColumn ? colCorr[size_t(v)] : rowCorr);
-        Value* d = b.CreateSIToFP(sum, v8f64);
-        d = b.CreateFMul(d, perColumn ? colMult[size_t(v)] : rowMult);
-        d = b.CreateUnaryIntrinsic(Intrinsic::roundeven, d);
-        d = b.CreateFAdd(d, zp);
-        d = b.CreateBinaryIntrinsic(Intrinsic::maxnum, d, ConstantFP::get(v8f64, lo));
-        d = b.CreateBinaryIntrinsic(Intrinsic::minnum, d, ConstantFP::get(v8f64, hi));
-        Value* q8 = b.CreateTrunc(b.CreateFPToSI(d, v8i32), v8i8);
         Value* col = b.CreateAdd(col0, c64(v * 8));
         Value* mask = b.CreateICmpSLT(b.CreateAdd(b.CreateVectorSplat(8, col), lanes),
                                       b.CreateVectorSplat(8, b.CreateAdd(col0, nValid)));
-        b.CreateMaskedStore(q8, byteGep(b, y, b.CreateAdd(rowBase, col)), Align(1), mask);
+        storeSums(b, y, b.CreateAdd(rowBase, col), sum, perColumn ? colMult[size_t(v)] : rowMult,
+                  mask);
       }
       b.CreateBr(after);
       b.SetInsertPoint(after);
@@ -440,7 +457,154 @@ struct Emitter {
     b.CreateCall(parallelFor, {worker, state, c64(count)});
   }
 
+  /// `<kernel>.dw`: a depthwise convolution computed directly, item = image * C + channel:
+  /// per output row, 8 output columns at a time, the zero-point-shifted input times each
+  /// shifted tap weight summed in int32 (exactly the interpreter's sum), then stored through
+  /// storeSums. Vectors whose taps all lie inside the row load their inputs at once (a strided
+  /// shuffle for stride > 1); edge vectors load the same bytes under a mask (padding reads as
+  /// 0).
+  /// Planes (image × channel) per work item of a depthwise kernel: about 32 items in all.
+  int64_t depthwiseBlock() const { return std::max<int64_t>(1, s.batch * s.conv->inChannels / 32); }
+  int64_t depthwiseItems() const { return depthwiseItemsOf(s); }
+  static int64_t depthwiseItemsOf(const Int8GemmSpec& spec) {
+    const int64_t planes = spec.batch * spec.conv->inChannels;
+    const int64_t block = std::max<int64_t>(1, planes / 32);
+    return (planes + block - 1) / block;
+  }
+
+  Function* emitDepthwiseItems() {
+    const ConvGeometry& c = *s.conv;
+    Function* f = makeItems("dw");
+    IRBuilder<> b(BasicBlock::Create(ctx, "entry", f));
+    Value* args = f->getArg(0);
+    Value* x = loadArg(b, args, s.actArg, "X");
+    Value* y = loadArg(b, args, s.outArg, "Y");
+    Value* w = loadArg(b, args, s.packedArg, "taps");
+    Value* corr = loadArg(b, args, s.correctionArg, "correction");
+    Value* mult = loadArg(b, args, s.multiplierArg, "multiplier");
+    const int64_t taps = c.kernelH * c.kernelW, sw = c.strideW;
+    const bool sext = s.actType == DType::I8;
+    Value* zpVec = b.CreateVectorSplat(8, ConstantInt::get(i32, uint64_t(int64_t(s.actZeroPoint))));
+    Value* zero = Constant::getNullValue(v8i32);
+    Value* lanes = laneIndices();
+    Value* laneCols = laneIndices(sw);
+    auto widen = [&](Value* v8) {
+      return sext ? b.CreateSExt(v8, v8i32) : b.CreateZExt(v8, v8i32);
+    };
+    // An item is a block of planes: one claim per plane costs more than a small plane's work.
+    const int64_t planes = s.batch * c.inChannels, block = depthwiseBlock();
+    Value* first = b.CreateMul(f->getArg(1), c64(block));
+    Value* last = gemmir::emitMin(b, b.CreateMul(f->getArg(2), c64(block)), c64(planes));
+    emitFor(b, first, last, c64(1), "plane", [&](Value* item) {
+      Value* ch = b.CreateSRem(item, c64(c.inChannels), "ch");
+      Value* xPlane = byteGep(b, x, b.CreateMul(item, c64(c.inH * c.inW)), "X.plane");
+      Value* yPlane = b.CreateMul(item, c64(c.outH * c.outW), "Y.plane");
+      Value* corrV = b.CreateVectorSplat(8, b.CreateLoad(i32, b.CreateInBoundsGEP(i32, corr, ch)));
+      Value* multV = b.CreateVectorSplat(8, b.CreateLoad(f64, b.CreateInBoundsGEP(f64, mult, ch)));
+      std::vector<Value*> tapW;
+      for (int64_t t = 0; t < taps; ++t)
+        tapW.push_back(b.CreateVectorSplat(
+            8, b.CreateLoad(i32, b.CreateInBoundsGEP(
+                                     i32, w, b.CreateAdd(b.CreateMul(ch, c64(taps)), c64(t))))));
+      emitFor(b, c64(0), c64(c.outH), c64(1), "oh", [&](Value* oh) {
+        Value* ihBase = b.CreateSub(b.CreateMul(oh, c64(c.strideH)), c64(c.padTop));
+        std::vector<Value*> rowOk, rowPtr;
+        for (int64_t kh = 0; kh < c.kernelH; ++kh) {
+          Value* ih = b.CreateAdd(ihBase, c64(kh * c.dilationH));
+          Value* ok = b.CreateICmpULT(ih, c64(c.inH));
+          rowOk.push_back(ok);
+          rowPtr.push_back(
+              byteGep(b, xPlane, b.CreateMul(b.CreateSelect(ok, ih, c64(0)), c64(c.inW))));
+        }
+        emitFor(b, c64(0), c64(c.outW), c64(8), "ow", [&](Value* ow0) {
+          Value* iwBase = b.CreateSub(b.CreateMul(ow0, c64(sw)), c64(c.padLeft));
+          Value* interior = b.CreateAnd(
+              b.CreateICmpSGE(iwBase, c64(0)),
+              b.CreateICmpSLE(b.CreateAdd(iwBase, c64((c.kernelW - 1) * c.dilationW + 8 * sw)),
+                              c64(c.inW)));
+          Function* fn = b.GetInsertBlock()->getParent();
+          BasicBlock* fast = BasicBlock::Create(ctx, "dw.interior", fn);
+          BasicBlock* edge = BasicBlock::Create(ctx, "dw.edge", fn);
+          BasicBlock* join = BasicBlock::Create(ctx, "dw.store", fn);
+          b.CreateCondBr(interior, fast, edge);
+
+          std::vector<int> stride;
+          for (int64_t l = 0; l < 8; ++l)
+            stride.push_back(int(l * sw));
+          auto* wide = FixedVectorType::get(i8, unsigned(8 * sw));
+          b.SetInsertPoint(fast);
+          Value* accF = zero;
+          for (int64_t kh = 0; kh < c.kernelH; ++kh)
+            for (int64_t kw = 0; kw < c.kernelW; ++kw) {
+              Value* at =
+                  byteGep(b, rowPtr[size_t(kh)], b.CreateAdd(iwBase, c64(kw * c.dilationW)));
+              Value* v = b.CreateAlignedLoad(wide, at, Align(1));
+              if (sw > 1)
+                v = b.CreateShuffleVector(v, stride);
+              Value* wv =
+                  b.CreateSelect(rowOk[size_t(kh)], tapW[size_t(kh * c.kernelW + kw)], zero);
+              accF = b.CreateAdd(accF, b.CreateMul(b.CreateSub(widen(v), zpVec), wv));
+            }
+          BasicBlock* fastEnd = b.GetInsertBlock();
+          b.CreateBr(join);
+
+          b.SetInsertPoint(edge);
+          Value* accE = zero;
+          Value* laneValid = b.CreateICmpSLT(b.CreateAdd(b.CreateVectorSplat(8, ow0), lanes),
+                                             b.CreateVectorSplat(8, c64(c.outW)));
+          for (int64_t kh = 0; kh < c.kernelH; ++kh)
+            for (int64_t kw = 0; kw < c.kernelW; ++kw) {
+              Value* iw = b.CreateAdd(
+                  b.CreateVectorSplat(8, b.CreateAdd(iwBase, c64(kw * c.dilationW))), laneCols);
+              Value* in = b.CreateAnd(
+                  b.CreateAnd(b.CreateICmpULT(iw, b.CreateVectorSplat(8, c64(c.inW))), laneValid),
+                  b.CreateVectorSplat(8, rowOk[size_t(kh)]));
+              // The lanes' inputs lie at l * stride from the first: one masked load of the
+              // 8 * stride bytes (masked-off bytes are not read), then the strided shuffle.
+              Value* at =
+                  b.CreateGEP(i8, rowPtr[size_t(kh)], b.CreateAdd(iwBase, c64(kw * c.dilationW)));
+              Value* wideMask = in;
+              if (sw > 1) {
+                std::vector<int> spread(size_t(8 * sw), 8); // lane 8: the false of `falses`
+                for (int64_t l = 0; l < 8; ++l)
+                  spread[size_t(l * sw)] = int(l);
+                wideMask = b.CreateShuffleVector(in, Constant::getNullValue(in->getType()), spread);
+              }
+              Value* v = b.CreateMaskedLoad(wide, at, Align(1), wideMask);
+              if (sw > 1)
+                v = b.CreateShuffleVector(v, stride);
+              Value* d = b.CreateSelect(in, b.CreateSub(widen(v), zpVec), zero);
+              accE = b.CreateAdd(accE, b.CreateMul(d, tapW[size_t(kh * c.kernelW + kw)]));
+            }
+          BasicBlock* edgeEnd = b.GetInsertBlock();
+          b.CreateBr(join);
+
+          b.SetInsertPoint(join);
+          PHINode* acc = b.CreatePHI(v8i32, 2, "acc");
+          acc->addIncoming(accF, fastEnd);
+          acc->addIncoming(accE, edgeEnd);
+          Value* mask = b.CreateICmpSLT(b.CreateAdd(b.CreateVectorSplat(8, ow0), lanes),
+                                        b.CreateVectorSplat(8, c64(c.outW)));
+          storeSums(b, y, b.CreateAdd(yPlane, b.CreateAdd(b.CreateMul(oh, c64(c.outW)), ow0)),
+                    b.CreateAdd(acc, corrV), multV, mask);
+        });
+      });
+    });
+    b.CreateRetVoid();
+    return f;
+  }
+
   Function* emit() {
+    if (*s.isa == Int8Isa::Depthwise) {
+      Function* items = emitDepthwiseItems();
+      Function* f = makeFunction("", Type::getVoidTy(ctx), {ptr}, /*internal=*/false);
+      f->getArg(0)->setName("args");
+      f->addParamAttr(0, Attribute::NoAlias);
+      IRBuilder<> b(BasicBlock::Create(ctx, "entry", f));
+      runItems(b, f->getArg(0), items, depthwiseItems(), "dw.worker");
+      b.CreateRetVoid();
+      return f;
+    }
     Function* pack = s.weightsAreRows() ? emitConvPack() : emitMatMulPack();
     Function* ukernel = emitMicroKernel();
     Function* items = emitItems(ukernel);
@@ -467,6 +631,11 @@ std::string describeInt8Blocking(const Kernel& kernel) {
   if (!kernel.int8 || !kernel.int8->isa)
     return "int8 (not packed yet)";
   const Int8GemmSpec& s = *kernel.int8;
+  if (*s.isa == Int8Isa::Depthwise)
+    return "int8 depthwise, direct: " + std::to_string(s.batch * s.conv->inChannels) +
+           " planes (image × channel) in " + std::to_string(Emitter::depthwiseItemsOf(s)) +
+           " items, 8 output columns per vector, int32 products of the shifted operands, taps "
+           "unrolled";
   Int8Plan p = planInt8(s);
   return std::string("int8 ") + (*s.isa == Int8Isa::Vnni ? "vpdpbusd" : "vpmaddwd (i16)") +
          " mr=" + std::to_string(s.mr) + " nr=" + std::to_string(s.nr) +

@@ -54,6 +54,34 @@ Status packInt8Operands(Kernel& kernel, const Int8Target& target) {
   auto weightAt = [&](int64_t c, int64_t k) {
     return (rowsAreWeights ? w[size_t(c * s.K + k)] : w[size_t(k * s.N + c)]) - zeroPoint(c);
   };
+  if (s.depthwise()) {
+    // Direct: the taps minus their zero points as int32, the bias, the multipliers.
+    const int64_t taps = s.K, padded = channels * taps + 16;
+    std::vector<int32_t> tapValues(size_t(padded), 0), bias(size_t(channels + 16), 0);
+    std::vector<int64_t> multiplierBits(size_t(channels + 16), 0);
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t k = 0; k < taps; ++k)
+        tapValues[size_t(c * taps + k)] = weightAt(c, k);
+      bias[size_t(c)] = s.bias.empty() ? 0 : s.bias[size_t(c)];
+      double m = s.multipliers.empty()       ? 1.0
+                 : s.multipliers.size() == 1 ? s.multipliers[0]
+                                             : s.multipliers[size_t(c)];
+      std::memcpy(&multiplierBits[size_t(c)], &m, sizeof m);
+    }
+    s.isa = Int8Isa::Depthwise;
+    s.mr = 1;
+    s.nr = 8;
+    s.packedArg = int(kernel.args.size());
+    kernel.args.push_back(
+        weightArg(kernel.name + ".taps", Tensor::fromVector<int32_t>({padded}, tapValues)));
+    s.correctionArg = int(kernel.args.size());
+    kernel.args.push_back(
+        weightArg(kernel.name + ".correction", Tensor::fromVector<int32_t>({channels + 16}, bias)));
+    s.multiplierArg = int(kernel.args.size());
+    kernel.args.push_back(weightArg(kernel.name + ".multiplier",
+                                    Tensor::fromVector<int64_t>({channels + 16}, multiplierBits)));
+    return Status::success();
+  }
   bool fitsS8 = true;
   for (int64_t c = 0; c < channels && fitsS8; ++c)
     for (int64_t k = 0; k < s.K; ++k) {
@@ -125,7 +153,9 @@ Status packInt8Operands(Kernel& kernel, const Int8Target& target) {
     }
     // int32 arithmetic wraps like the interpreter's accumulator.
     correction[size_t(c)] = int32_t(uint32_t(uint64_t(corr)));
-    double m = s.multipliers.size() == 1 ? s.multipliers[0] : s.multipliers[size_t(c)];
+    double m = s.multipliers.empty()       ? 1.0
+               : s.multipliers.size() == 1 ? s.multipliers[0]
+                                           : s.multipliers[size_t(c)];
     std::memcpy(&multiplierBits[size_t(c)], &m, sizeof m);
   }
 

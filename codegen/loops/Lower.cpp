@@ -716,7 +716,8 @@ static Kernel interpretedKernel(const Node& node, std::string name) {
   return k;
 }
 
-/// The kernel of a QLinearConv or QLinearMatMul: compiled by the int8 generator
+/// The kernel of a QLinearConv or QLinearMatMul (or a ConvInteger / MatMulInteger the int8
+/// generator takes): compiled by the int8 generator
 /// (codegen/gemm/Int8GemmEmitter.h) when its operands fit (lower::int8SpecFor), else the
 /// interpreted kernel, with the reason in its loop-view comment. The int8 kernel keeps the
 /// interpreted kernel's arguments, so the backend can still hand it to the interpreter when the
@@ -756,6 +757,15 @@ Expected<std::vector<Kernel>> lowerGraph(const Graph& graph, const LowerOptions&
     if (node.op() == OpKind::QLinearConv || node.op() == OpKind::QLinearMatMul) {
       kernels.push_back(quantizedKernel(node, kernelNameFor(node, i), options));
       continue;
+    }
+    // ConvInteger / MatMulInteger also have loop nests: the int8 generator takes those it can.
+    if (options.gemmSpecs &&
+        (node.op() == OpKind::ConvInteger || node.op() == OpKind::MatMulInteger)) {
+      std::string why;
+      if (lower::int8SpecFor(node, why)) {
+        kernels.push_back(quantizedKernel(node, kernelNameFor(node, i), options));
+        continue;
+      }
     }
     NodeLowering lowering(node, kernelNameFor(node, i), options);
     FB_ASSIGN_OR_RETURN(Kernel k, lowering.run());

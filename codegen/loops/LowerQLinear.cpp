@@ -56,10 +56,15 @@ int outputArgIndex(const Node& n) {
 } // namespace
 
 std::optional<Int8GemmSpec> int8SpecFor(const Node& n, std::string& why) {
-  const bool isConv = n.op() == OpKind::QLinearConv;
-  assert((isConv || n.op() == OpKind::QLinearMatMul) && "int8SpecFor takes a QLinear op");
+  const OpKind op = n.op();
+  const bool isConv = op == OpKind::QLinearConv || op == OpKind::ConvInteger;
+  // ConvInteger / MatMulInteger: (x, w, x_zero_point, w_zero_point), int32 out, no scales.
+  const bool integerOut = op == OpKind::ConvInteger || op == OpKind::MatMulInteger;
+  assert((isConv || op == OpKind::QLinearMatMul || op == OpKind::MatMulInteger) &&
+         "int8SpecFor takes a QLinear or integer conv/matmul");
+  const size_t wIdx = integerOut ? 1 : 3;
   const Value* x = n.input(0);
-  const Value* w = n.numInputs() > 3 ? n.input(3) : nullptr;
+  const Value* w = n.numInputs() > wIdx ? n.input(wIdx) : nullptr;
   const Value* y = n.output(0);
   if (!x || !w || !x->type().isStatic() || !y->type().isStatic()) {
     why = "operands with run-time sizes";
@@ -70,20 +75,21 @@ std::optional<Int8GemmSpec> int8SpecFor(const Node& n, std::string& why) {
     return std::nullopt;
   }
   bool constant = true;
-  const Tensor* xScaleT = constantOperand(n, 1, constant);
+  const Tensor* xScaleT = integerOut ? nullptr : constantOperand(n, 1, constant);
   const Tensor* xZpT = constantOperand(n, 2, constant);
-  const Tensor* wScaleT = constantOperand(n, 4, constant);
-  const Tensor* wZpT = constantOperand(n, 5, constant);
-  const Tensor* yScaleT = constantOperand(n, 6, constant);
-  const Tensor* yZpT = constantOperand(n, 7, constant);
-  const Tensor* biasT = isConv ? constantOperand(n, 8, constant) : nullptr;
+  const Tensor* wScaleT = integerOut ? nullptr : constantOperand(n, 4, constant);
+  const Tensor* wZpT = constantOperand(n, integerOut ? 3 : 5, constant);
+  const Tensor* yScaleT = integerOut ? nullptr : constantOperand(n, 6, constant);
+  const Tensor* yZpT = integerOut ? nullptr : constantOperand(n, 7, constant);
+  const Tensor* biasT = isConv && !integerOut ? constantOperand(n, 8, constant) : nullptr;
   if (!constant) {
     why = "a scale, zero point or bias is computed at run time";
     return std::nullopt;
   }
   const Tensor& wt = w->constantData();
   const DType xType = x->type().dtype, outType = y->type().dtype;
-  if (!isInt8Type(xType) || !isInt8Type(wt.dtype()) || !isInt8Type(outType) ||
+  if (!isInt8Type(xType) || !isInt8Type(wt.dtype()) ||
+      !(integerOut ? outType == DType::I32 : isInt8Type(outType)) ||
       (biasT && biasT->dtype() != DType::I32)) {
     why = "operand types other than u8/i8 (and an i32 bias)";
     return std::nullopt;

@@ -1,8 +1,8 @@
-// Tests of the int8 GEMM generator: compiled QLinearConv and QLinearMatMul against the
-// interpreter, bit for bit, over odd sizes, strides, pads, dilations, groups and depthwise,
-// per-tensor and per-channel weight scales and zero points, u8 and i8 operands and outputs,
-// ties in rounding, saturation at both ends, 1 and 2 threads, the VNNI and the i16 forms, on
-// the host and (when the host runs it) on an AVX2-only CPU's code.
+// Tests of the int8 GEMM generator: compiled QLinearConv and QLinearMatMul (and ConvInteger,
+// MatMulInteger) against the interpreter, bit for bit, over odd sizes, strides, pads, dilations,
+// groups and depthwise, per-tensor and per-channel weight scales and zero points, u8 and i8
+// operands and outputs, ties in rounding, saturation at both ends, 1 and 2 threads, the VNNI and
+// the i16 forms, on the host and (when the host runs it) on an AVX2-only CPU's code.
 #include "codegen/exec/CompiledModel.h"
 #include "codegen/exec/KernelModules.h"
 #include "codegen/loops/Lower.h"
@@ -68,6 +68,7 @@ struct Case {
   float wScaleBase = 0.01f;
   int64_t wLo = -1, wHi = -1; ///< weight value range (default: the type's)
   uint64_t seed = 1;
+  bool integer = false; ///< ConvInteger / MatMulInteger (int32 out) instead of the QLinear op
 };
 
 /// The one-node graph of a case; `feeds` gets the input's value. With `runtimeZeroPoint` the
@@ -100,10 +101,14 @@ std::unique_ptr<Graph> buildCase(const Case& c, std::vector<Tensor>& feeds,
   Value* ys = g->addConstant("ys", f32Values({}, {c.yScale}));
   Value* yzp = g->addConstant("yzp", scalar(c.yType, c.yZp));
   std::vector<Value*> ins = {x, xs, xzp, w, wsV, wzp, ys, yzp};
-  if (c.bias)
+  if (c.integer)
+    ins = {x, w, xzp, wzp};
+  if (c.bias && !c.integer)
     ins.push_back(g->addConstant(
         "b", intTensor(DType::I32, {channels}, randomInts(channels, -3000, 3000, c.seed + 2))));
-  Node* n = g->addNode(c.conv ? OpKind::QLinearConv : OpKind::QLinearMatMul, ins, 1, {}, "q");
+  const OpKind op = c.integer ? (c.conv ? OpKind::ConvInteger : OpKind::MatMulInteger)
+                              : (c.conv ? OpKind::QLinearConv : OpKind::QLinearMatMul);
+  Node* n = g->addNode(op, ins, 1, {}, "q");
   if (c.conv) {
     n->attrs().set("strides", std::vector<int64_t>{c.stride, c.stride});
     n->attrs().set("pads", std::vector<int64_t>(4, c.pad));
@@ -229,6 +234,63 @@ std::vector<Case> convCases() {
        .perChannel = true,
        .bias = true,
        .seed = 11});
+  add({.name = "ConvInteger, groups 3, stride 2, per-channel zero points",
+       .x = {2, 6, 9, 8},
+       .w = {9, 2, 3, 3},
+       .stride = 2,
+       .pad = 1,
+       .groups = 3,
+       .xZp = 9,
+       .wZp = randomInts(9, -5, 5, 4),
+       .wLo = -100,
+       .wHi = 100,
+       .seed = 13,
+       .integer = true});
+  add({.name = "ConvInteger, i8 data, u8 weights (the i16 form)",
+       .x = {1, 3, 6, 6},
+       .w = {4, 3, 3, 3},
+       .pad = 1,
+       .xType = DType::I8,
+       .wType = DType::U8,
+       .xZp = -7,
+       .wZp = {0},
+       .seed = 14,
+       .integer = true});
+  add({.name = "depthwise 3x3 stride 2, i8, wide rows",
+       .x = {2, 5, 9, 37},
+       .w = {5, 1, 3, 3},
+       .stride = 2,
+       .pad = 1,
+       .groups = 5,
+       .xType = DType::I8,
+       .yType = DType::I8,
+       .xZp = -3,
+       .yZp = 4,
+       .perChannel = true,
+       .bias = true,
+       .seed = 15});
+  add({.name = "depthwise 3x3 stride 1, wide rows, saturating",
+       .x = {1, 4, 6, 40},
+       .w = {4, 1, 3, 3},
+       .pad = 1,
+       .groups = 4,
+       .xZp = 200,
+       .yZp = 9,
+       .bias = true,
+       .yScale = 0.002f,
+       .seed = 16});
+  add({.name = "depthwise 5x5 dilation 2, per-channel zero points",
+       .x = {1, 3, 12, 30},
+       .w = {3, 1, 5, 5},
+       .pad = 2,
+       .dilation = 2,
+       .groups = 3,
+       .xZp = 5,
+       .yZp = 100,
+       .perChannel = true,
+       .wZp = {3, -2, 0},
+       .bias = true,
+       .seed = 17});
   add({.name = "deep: K 576, 64 channels, 4x4 output",
        .x = {1, 64, 4, 4},
        .w = {64, 64, 3, 3},
@@ -277,6 +339,23 @@ std::vector<Case> matmulCases() {
        .wZp = {3},
        .yScale = 0.001f,
        .seed = 4});
+  add({.name = "MatMulInteger, per-column zero points",
+       .x = {5, 70},
+       .w = {70, 23},
+       .xZp = 100,
+       .wZp = randomInts(23, -9, 9, 6),
+       .wLo = -110,
+       .wHi = 110,
+       .seed = 6,
+       .integer = true});
+  add({.name = "MatMulInteger, u8 x u8",
+       .x = {2, 3, 17},
+       .w = {17, 9},
+       .wType = DType::U8,
+       .xZp = 3,
+       .wZp = {200},
+       .seed = 7,
+       .integer = true});
   add({.name = "ties",
        .x = {4, 6},
        .w = {6, 9},
@@ -370,7 +449,7 @@ private Q_SLOTS:
 
   void formFollowsTargetAndWeights() {
     // VNNI when the host has it and the shifted weights fit s8; the i16 form for u8 weights
-    // that do not (zero point 0), and on an AVX2-only CPU.
+    // that do not (zero point 0), and on an AVX2-only CPU; depthwise convolutions directly.
     const TargetInfo host = TargetInfo::host();
     const bool hostVnni = host.hasFeature("avxvnni") ||
                           (host.hasFeature("avx512vnni") && host.hasFeature("avx512vl"));
@@ -381,10 +460,12 @@ private Q_SLOTS:
       auto isa = packedIsa(*g, host);
       QVERIFY2(isa.has_value(), c.name.c_str());
       const bool fits = c.wType == DType::I8 || c.wZp[0] == 128;
-      QCOMPARE(*isa, hostVnni && fits ? Int8Isa::Vnni : Int8Isa::Int16);
+      const bool depthwise = c.groups == c.x[1] && c.w[0] == c.groups;
+      const Int8Isa gemm = hostVnni && fits ? Int8Isa::Vnni : Int8Isa::Int16;
+      QCOMPARE(*isa, depthwise ? Int8Isa::Depthwise : gemm);
       auto avx2 = TargetInfo::forCpu("znver2");
       QVERIFY(avx2.ok());
-      QCOMPARE(*packedIsa(*g, *avx2), Int8Isa::Int16);
+      QCOMPARE(*packedIsa(*g, *avx2), depthwise ? Int8Isa::Depthwise : Int8Isa::Int16);
     }
     if (!hostVnni)
       qInfo("the host has no VNNI: only the i16 form runs here");
