@@ -120,8 +120,130 @@ struct Emitter {
 
   /// `<kernel>.pack` for a convolution: item = slice * colPanels + panel; the panel holds, per
   /// k-step, nr lanes (output pixels) of `group` consecutive k of the im2col.
+  /// Output rows a panel of nr consecutive output pixels touches, at most.
+  int64_t panelRows() const {
+    const int64_t ow = s.conv->outW;
+    return std::min<int64_t>(s.nr, (s.nr - 2 + ow) / ow + 1);
+  }
+
+  /// `<kernel>.pack` for a stride-1 convolution whose panels touch few output rows: per
+  /// k-step, each of the `group` k values is one vector of nr lanes assembled from one masked
+  /// load per output row the panel touches (consecutive output pixels of a row read
+  /// consecutive input bytes; masked-off lanes read as the zero point), converted and
+  /// interleaved into the panel's lane-major k-step in one store.
+  Function* emitConvPackRows() {
+    const ConvGeometry& c = *s.conv;
+    Function* f = makeItems("pack");
+    IRBuilder<> b(BasicBlock::Create(ctx, "entry", f));
+    Value* args = f->getArg(0);
+    Value* x = loadArg(b, args, s.actArg, "X");
+    Value* packed = loadArg(b, args, s.packedActArg, "packedAct");
+    const int64_t cinG = c.inChannels / c.groups, plane = c.inH * c.inW, nr = s.nr;
+    const int64_t taps = c.kernelH * c.kernelW, rows = panelRows();
+    const int64_t panelBytes = plan.kSteps * nr * kLaneBytes;
+    auto* bytes = FixedVectorType::get(i8, unsigned(nr));
+    auto* halves = FixedVectorType::get(i16, unsigned(nr));
+    std::vector<Constant*> laneIdx;
+    for (int64_t l = 0; l < nr; ++l)
+      laneIdx.push_back(ConstantInt::get(i64, uint64_t(l)));
+    Value* lanes = ConstantVector::get(laneIdx);
+    Value* padRaw =
+        b.CreateVectorSplat(unsigned(nr), ConstantInt::get(i8, uint64_t(s.actZeroPoint & 0xff)));
+    emitFor(b, f->getArg(1), f->getArg(2), c64(1), "item", [&](Value* item) {
+      Value* slice = b.CreateSDiv(item, c64(plan.colPanels), "slice");
+      Value* panel = b.CreateSRem(item, c64(plan.colPanels), "panel");
+      Value* image = b.CreateSDiv(slice, c64(c.groups), "image");
+      Value* g = b.CreateSRem(slice, c64(c.groups), "g");
+      Value* xBase = byteGep(
+          b, x,
+          b.CreateMul(b.CreateAdd(b.CreateMul(image, c64(c.inChannels)), b.CreateMul(g, c64(cinG))),
+                      c64(plane)),
+          "X.slice");
+      Value* dst = byteGep(b, packed, b.CreateMul(item, c64(panelBytes)), "dst");
+      Value* n0 = b.CreateMul(panel, c64(nr), "n0");
+      Value *oh0 = b.CreateSDiv(n0, c64(c.outW)), *ow0 = b.CreateSRem(n0, c64(c.outW));
+      // Lanes of output row oh0 + r: [r*OW - ow0, (r+1)*OW - ow0), and below N.
+      Value* laneN = b.CreateAdd(b.CreateVectorSplat(unsigned(nr), n0), lanes);
+      Value* validN = b.CreateICmpSLT(laneN, b.CreateVectorSplat(unsigned(nr), c64(s.N)));
+      std::vector<Value*> rowLanes;
+      for (int64_t r = 0; r < rows; ++r) {
+        Value *lo = b.CreateSub(c64(r * c.outW), ow0),
+              *hi = b.CreateSub(c64((r + 1) * c.outW), ow0);
+        Value* in = b.CreateAnd(b.CreateICmpSGE(lanes, b.CreateVectorSplat(unsigned(nr), lo)),
+                                b.CreateICmpSLT(lanes, b.CreateVectorSplat(unsigned(nr), hi)));
+        rowLanes.push_back(b.CreateAnd(in, validN));
+      }
+      emitFor(b, c64(0), c64(plan.kSteps), c64(1), "q", [&](Value* q) {
+        std::vector<Value*> vals;
+        for (int64_t e = 0; e < plan.group; ++e) {
+          Value* k = b.CreateAdd(b.CreateMul(q, c64(plan.group)), c64(e));
+          Value* live = b.CreateICmpSLT(k, c64(s.K));
+          Value* kc = b.CreateSelect(live, k, c64(0));
+          Value *ci = b.CreateUDiv(kc, c64(taps)), *t = b.CreateURem(kc, c64(taps));
+          Value *kh = b.CreateUDiv(t, c64(c.kernelW)), *kw = b.CreateURem(t, c64(c.kernelW));
+          Value* chan = byteGep(b, xBase, b.CreateMul(ci, c64(plane)));
+          Value* iwOff =
+              b.CreateAdd(b.CreateSub(b.CreateMul(kw, c64(c.dilationW)), c64(c.padLeft)), ow0);
+          Value* v = padRaw;
+          for (int64_t r = 0; r < rows; ++r) {
+            Value* ih = b.CreateAdd(
+                b.CreateSub(b.CreateMul(b.CreateAdd(oh0, c64(r)), c64(c.strideH)), c64(c.padTop)),
+                b.CreateMul(kh, c64(c.dilationH)));
+            Value* rowOk = b.CreateAnd(live, b.CreateICmpULT(ih, c64(c.inH)));
+            // Lane l of this row reads input column iwOff - r*OW + l.
+            Value* base = b.CreateSub(iwOff, c64(r * c.outW));
+            Value* iw = b.CreateAdd(b.CreateVectorSplat(unsigned(nr), base), lanes);
+            Value* mask = b.CreateAnd(
+                b.CreateAnd(rowLanes[size_t(r)],
+                            b.CreateICmpULT(iw, b.CreateVectorSplat(unsigned(nr), c64(c.inW)))),
+                b.CreateVectorSplat(unsigned(nr), rowOk));
+            Value* at = b.CreateGEP(
+                i8, chan,
+                b.CreateAdd(b.CreateMul(b.CreateSelect(rowOk, ih, c64(0)), c64(c.inW)), base));
+            v = b.CreateMaskedLoad(bytes, at, Align(1), mask, v);
+          }
+          if (vnni()) {
+            if (s.actType == DType::I8)
+              v = b.CreateXor(v, b.CreateVectorSplat(unsigned(nr), ConstantInt::get(i8, 0x80)));
+          } else {
+            Value* wide =
+                s.actType == DType::I8 ? b.CreateSExt(v, halves) : b.CreateZExt(v, halves);
+            v = b.CreateSub(
+                wide, b.CreateVectorSplat(
+                          unsigned(nr), ConstantInt::get(i16, uint64_t(int64_t(s.actZeroPoint)))));
+          }
+          vals.push_back(v);
+        }
+        // Lane-major: element (l, e) at l * group + e.
+        std::vector<int> pairMask, outMask;
+        for (int64_t i = 0; i < 2 * nr; ++i)
+          pairMask.push_back(int(i));
+        Value* all = vnni()
+                         ? b.CreateShuffleVector(b.CreateShuffleVector(vals[0], vals[1], pairMask),
+                                                 b.CreateShuffleVector(vals[2], vals[3], pairMask),
+                                                 [&] {
+                                                   std::vector<int> m;
+                                                   for (int64_t i = 0; i < 4 * nr; ++i)
+                                                     m.push_back(int(i));
+                                                   return m;
+                                                 }())
+                         : b.CreateShuffleVector(vals[0], vals[1], pairMask);
+        for (int64_t l = 0; l < nr; ++l)
+          for (int64_t e = 0; e < plan.group; ++e)
+            outMask.push_back(int(e * nr + l));
+        Value* interleaved = b.CreateShuffleVector(all, outMask);
+        b.CreateAlignedStore(interleaved, byteGep(b, dst, b.CreateMul(q, c64(nr * kLaneBytes))),
+                             Align(1));
+      });
+    });
+    b.CreateRetVoid();
+    return f;
+  }
+
   Function* emitConvPack() {
     const ConvGeometry& c = *s.conv;
+    if (c.strideW == 1 && panelRows() <= 4)
+      return emitConvPackRows();
     Function* f = makeItems("pack");
     IRBuilder<> b(BasicBlock::Create(ctx, "entry", f));
     Value* args = f->getArg(0);
