@@ -126,10 +126,11 @@ struct Emitter {
     return std::min<int64_t>(s.nr, (s.nr - 2 + ow) / ow + 1);
   }
 
-  /// `<kernel>.pack` for a stride-1 convolution whose panels touch few output rows: per
+  /// `<kernel>.pack` for a convolution of stride 1 or 2 whose panels touch few output rows: per
   /// k-step, each of the `group` k values is one vector of nr lanes assembled from one masked
   /// load per output row the panel touches (consecutive output pixels of a row read
-  /// consecutive input bytes; masked-off lanes read as the zero point), converted and
+  /// consecutive input bytes, or every other byte of a twice as wide load; masked-off lanes
+  /// read as the zero point), converted and
   /// interleaved into the panel's lane-major k-step in one store.
   Function* emitConvPackRows() {
     const ConvGeometry& c = *s.conv;
@@ -141,14 +142,21 @@ struct Emitter {
     const int64_t cinG = c.inChannels / c.groups, plane = c.inH * c.inW, nr = s.nr;
     const int64_t taps = c.kernelH * c.kernelW, rows = panelRows();
     const int64_t panelBytes = plan.kSteps * nr * kLaneBytes;
-    auto* bytes = FixedVectorType::get(i8, unsigned(nr));
     auto* halves = FixedVectorType::get(i16, unsigned(nr));
     std::vector<Constant*> laneIdx;
     for (int64_t l = 0; l < nr; ++l)
       laneIdx.push_back(ConstantInt::get(i64, uint64_t(l)));
     Value* lanes = ConstantVector::get(laneIdx);
-    Value* padRaw =
-        b.CreateVectorSplat(unsigned(nr), ConstantInt::get(i8, uint64_t(s.actZeroPoint & 0xff)));
+    // Stride sw: lane l reads the byte at l * sw of an nr * sw wide load (the rest masked off).
+    const int64_t sw = c.strideW;
+    auto* wideBytes = FixedVectorType::get(i8, unsigned(nr * sw));
+    std::vector<int> spread(size_t(nr * sw), int(nr)), pick;
+    for (int64_t l = 0; l < nr; ++l) {
+      spread[size_t(l * sw)] = int(l);
+      pick.push_back(int(l * sw));
+    }
+    Value* padRaw = b.CreateVectorSplat(unsigned(nr * sw),
+                                        ConstantInt::get(i8, uint64_t(s.actZeroPoint & 0xff)));
     emitFor(b, f->getArg(1), f->getArg(2), c64(1), "item", [&](Value* item) {
       Value* slice = b.CreateSDiv(item, c64(plan.colPanels), "slice");
       Value* panel = b.CreateSRem(item, c64(plan.colPanels), "panel");
@@ -182,17 +190,18 @@ struct Emitter {
           Value *ci = b.CreateUDiv(kc, c64(taps)), *t = b.CreateURem(kc, c64(taps));
           Value *kh = b.CreateUDiv(t, c64(c.kernelW)), *kw = b.CreateURem(t, c64(c.kernelW));
           Value* chan = byteGep(b, xBase, b.CreateMul(ci, c64(plane)));
-          Value* iwOff =
-              b.CreateAdd(b.CreateSub(b.CreateMul(kw, c64(c.dilationW)), c64(c.padLeft)), ow0);
+          Value* iwOff = b.CreateAdd(b.CreateSub(b.CreateMul(kw, c64(c.dilationW)), c64(c.padLeft)),
+                                     b.CreateMul(ow0, c64(sw)));
           Value* v = padRaw;
           for (int64_t r = 0; r < rows; ++r) {
             Value* ih = b.CreateAdd(
                 b.CreateSub(b.CreateMul(b.CreateAdd(oh0, c64(r)), c64(c.strideH)), c64(c.padTop)),
                 b.CreateMul(kh, c64(c.dilationH)));
             Value* rowOk = b.CreateAnd(live, b.CreateICmpULT(ih, c64(c.inH)));
-            // Lane l of this row reads input column iwOff - r*OW + l.
-            Value* base = b.CreateSub(iwOff, c64(r * c.outW));
-            Value* iw = b.CreateAdd(b.CreateVectorSplat(unsigned(nr), base), lanes);
+            // Lane l of this row reads input column base + l * sw.
+            Value* base = b.CreateSub(iwOff, c64(r * c.outW * sw));
+            Value* iw = b.CreateAdd(b.CreateVectorSplat(unsigned(nr), base),
+                                    b.CreateMul(lanes, b.CreateVectorSplat(unsigned(nr), c64(sw))));
             Value* mask = b.CreateAnd(
                 b.CreateAnd(rowLanes[size_t(r)],
                             b.CreateICmpULT(iw, b.CreateVectorSplat(unsigned(nr), c64(c.inW)))),
@@ -200,8 +209,12 @@ struct Emitter {
             Value* at = b.CreateGEP(
                 i8, chan,
                 b.CreateAdd(b.CreateMul(b.CreateSelect(rowOk, ih, c64(0)), c64(c.inW)), base));
-            v = b.CreateMaskedLoad(bytes, at, Align(1), mask, v);
+            if (sw > 1)
+              mask = b.CreateShuffleVector(mask, Constant::getNullValue(mask->getType()), spread);
+            v = b.CreateMaskedLoad(wideBytes, at, Align(1), mask, v);
           }
+          if (sw > 1)
+            v = b.CreateShuffleVector(v, pick);
           if (vnni()) {
             if (s.actType == DType::I8)
               v = b.CreateXor(v, b.CreateVectorSplat(unsigned(nr), ConstantInt::get(i8, 0x80)));
@@ -242,7 +255,7 @@ struct Emitter {
 
   Function* emitConvPack() {
     const ConvGeometry& c = *s.conv;
-    if (c.strideW == 1 && panelRows() <= 4)
+    if (c.strideW <= 2 && panelRows() <= 4)
       return emitConvPackRows();
     Function* f = makeItems("pack");
     IRBuilder<> b(BasicBlock::Create(ctx, "entry", f));

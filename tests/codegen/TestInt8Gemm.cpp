@@ -173,6 +173,17 @@ std::vector<Case> convCases() {
        .perChannel = true,
        .bias = true,
        .seed = 5});
+  add({.name = "3x3 stride 2, 15 output columns (panels by output rows)",
+       .x = {1, 8, 30, 30},
+       .w = {12, 8, 3, 3},
+       .stride = 2,
+       .pad = 1,
+       .xType = DType::I8,
+       .xZp = -20,
+       .yZp = 30,
+       .perChannel = true,
+       .bias = true,
+       .seed = 18});
   add({.name = "dilation 2",
        .x = {1, 5, 9, 9},
        .w = {6, 5, 3, 3},
