@@ -595,9 +595,10 @@ struct Emitter {
   /// `<kernel>.dw`: a depthwise convolution computed directly, item = image * C + channel:
   /// per output row, 8 output columns at a time, the zero-point-shifted input times each
   /// shifted tap weight summed in int32 (exactly the interpreter's sum), then stored through
-  /// storeSums. Vectors whose taps all lie inside the row load their inputs at once (a strided
-  /// shuffle for stride > 1); edge vectors load the same bytes under a mask (padding reads as
-  /// 0).
+  /// storeSums. A plane that fits 64 KiB with its padding is first copied into a buffer filled
+  /// with the zero point, so every vector loads its inputs at once (a strided shuffle for
+  /// stride > 1); in larger planes, vectors whose taps all lie inside the row do so and edge
+  /// vectors load the same bytes under a mask (padding reads as 0).
   /// Planes (image × channel) per work item of a depthwise kernel: about 32 items in all.
   int64_t depthwiseBlock() const { return std::max<int64_t>(1, s.batch * s.conv->inChannels / 32); }
   int64_t depthwiseItems() const { return depthwiseItemsOf(s); }
@@ -623,6 +624,10 @@ struct Emitter {
     Value* zero = Constant::getNullValue(v8i32);
     Value* lanes = laneIndices();
     Value* laneCols = laneIndices(sw);
+    auto* wideRow = FixedVectorType::get(i8, unsigned(8 * sw));
+    std::vector<int> strided;
+    for (int64_t l = 0; l < 8; ++l)
+      strided.push_back(int(l * sw));
     auto widen = [&](Value* v8) {
       return sext ? b.CreateSExt(v8, v8i32) : b.CreateZExt(v8, v8i32);
     };
@@ -630,6 +635,15 @@ struct Emitter {
     const int64_t planes = s.batch * c.inChannels, block = depthwiseBlock();
     Value* first = b.CreateMul(f->getArg(1), c64(block));
     Value* last = gemmir::emitMin(b, b.CreateMul(f->getArg(2), c64(block)), c64(planes));
+    // A plane copied into a zero-point-filled buffer with its padding (and room for the last
+    // vector's loads) needs no bounds checks at all; planes too large for that use the masks.
+    const int64_t lastOw0 = (c.outW - 1) / 8 * 8;
+    const int64_t padH = (c.outH - 1) * c.strideH + (c.kernelH - 1) * c.dilationH + 1;
+    const int64_t padW = lastOw0 * sw + (c.kernelW - 1) * c.dilationW + 8 * sw;
+    const bool usePadded = padH * padW <= (int64_t(1) << 16);
+    Value* paddedBuf =
+        usePadded ? b.CreateAlloca(ArrayType::get(i8, uint64_t(padH * padW)), nullptr, "padded")
+                  : nullptr;
     emitFor(b, first, last, c64(1), "plane", [&](Value* item) {
       Value* ch = b.CreateSRem(item, c64(c.inChannels), "ch");
       Value* xPlane = byteGep(b, x, b.CreateMul(item, c64(c.inH * c.inW)), "X.plane");
@@ -641,6 +655,45 @@ struct Emitter {
         tapW.push_back(b.CreateVectorSplat(
             8, b.CreateLoad(i32, b.CreateInBoundsGEP(
                                      i32, w, b.CreateAdd(b.CreateMul(ch, c64(taps)), c64(t))))));
+      if (usePadded) {
+        b.CreateMemSet(paddedBuf, ConstantInt::get(i8, uint64_t(s.actZeroPoint & 0xff)),
+                       c64(padH * padW), MaybeAlign(1));
+        const int64_t copyRows = std::min(c.inH, padH - c.padTop);
+        const int64_t copyCols = std::min(c.inW, padW - c.padLeft);
+        if (copyRows > 0 && copyCols > 0)
+          emitFor(b, c64(0), c64(copyRows), c64(1), "ih", [&](Value* ih) {
+            Value* to = byteGep(b, paddedBuf,
+                                b.CreateAdd(b.CreateMul(b.CreateAdd(ih, c64(c.padTop)), c64(padW)),
+                                            c64(c.padLeft)));
+            b.CreateMemCpy(to, MaybeAlign(1), byteGep(b, xPlane, b.CreateMul(ih, c64(c.inW))),
+                           MaybeAlign(1), c64(copyCols));
+          });
+        emitFor(b, c64(0), c64(c.outH), c64(1), "oh", [&](Value* oh) {
+          emitFor(b, c64(0), c64(c.outW), c64(8), "ow", [&](Value* ow0) {
+            Value* acc = zero;
+            for (int64_t kh = 0; kh < c.kernelH; ++kh) {
+              Value* row = byteGep(
+                  b, paddedBuf,
+                  b.CreateMul(b.CreateAdd(b.CreateMul(oh, c64(c.strideH)), c64(kh * c.dilationH)),
+                              c64(padW)));
+              for (int64_t kw = 0; kw < c.kernelW; ++kw) {
+                Value* at =
+                    byteGep(b, row, b.CreateAdd(b.CreateMul(ow0, c64(sw)), c64(kw * c.dilationW)));
+                Value* v = b.CreateAlignedLoad(wideRow, at, Align(1));
+                if (sw > 1)
+                  v = b.CreateShuffleVector(v, strided);
+                acc = b.CreateAdd(acc, b.CreateMul(b.CreateSub(widen(v), zpVec),
+                                                   tapW[size_t(kh * c.kernelW + kw)]));
+              }
+            }
+            Value* mask = b.CreateICmpSLT(b.CreateAdd(b.CreateVectorSplat(8, ow0), lanes),
+                                          b.CreateVectorSplat(8, c64(c.outW)));
+            storeSums(b, y, b.CreateAdd(yPlane, b.CreateAdd(b.CreateMul(oh, c64(c.outW)), ow0)),
+                      b.CreateAdd(acc, corrV), multV, mask);
+          });
+        });
+        return;
+      }
       emitFor(b, c64(0), c64(c.outH), c64(1), "oh", [&](Value* oh) {
         Value* ihBase = b.CreateSub(b.CreateMul(oh, c64(c.strideH)), c64(c.padTop));
         std::vector<Value*> rowOk, rowPtr;

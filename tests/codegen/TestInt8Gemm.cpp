@@ -302,6 +302,16 @@ std::vector<Case> convCases() {
        .wZp = {3, -2, 0},
        .bias = true,
        .seed = 17});
+  add({.name = "depthwise, a plane too large for the padded copy (masked edges)",
+       .x = {1, 2, 258, 270},
+       .w = {2, 1, 3, 3},
+       .pad = 1,
+       .groups = 2,
+       .xZp = 60,
+       .yZp = 70,
+       .perChannel = true,
+       .bias = true,
+       .seed = 19});
   add({.name = "deep: K 576, 64 channels, 4x4 output",
        .x = {1, 64, 4, 4},
        .w = {64, 64, 3, 3},
