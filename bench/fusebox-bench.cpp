@@ -48,7 +48,14 @@ struct Options {
   /// Also compile each model for this CPU (an LLVM name: "znver2", "haswell"): its code path
   /// (AVX2 only, say) timed on this host in a second column.
   std::string cpu;
+  /// Also time each model's quantized pipeline (kInt8Pipeline, the int8 kernels) in a row
+  /// named `<model>.int8.onnx`, the name run.sh gives ONNX Runtime's copy of that export.
+  bool int8 = false;
 };
+
+/// The pipeline of the int8 rows: the same as `fusebox-opt M -p ... -o M.int8.onnx` in run.sh.
+constexpr const char* kInt8Pipeline =
+    "canonicalize,fold-batchnorm,quantize{samples=4,eval=0},lower-quantized";
 
 /// Twelve independent FMA chains (more than latency × ports) on 8-lane vectors: the FP32 peak
 /// of one core. Compiled for AVX2+FMA whatever the build's baseline.
@@ -190,16 +197,19 @@ Row benchGemm(GemmHarness& harness, int64_t n, const Options& o) {
   return row;
 }
 
-/// A model through the -O3 graph pipeline and the CPU executor.
-Row benchModel(const std::string& path, const Options& o) {
+/// A model through the -O3 graph pipeline (or, with `int8`, kInt8Pipeline) and the CPU
+/// executor.
+Row benchModel(const std::string& path, const Options& o, bool int8 = false) {
   Row row;
   row.name = path.substr(path.find_last_of('/') + 1);
+  if (int8)
+    row.name = row.name.substr(0, row.name.rfind(".onnx")) + ".int8.onnx";
   auto graph = loadModel(path);
   if (!graph) {
     row.note = graph.error().message();
     return row;
   }
-  auto steps = namedPipeline("O3");
+  auto steps = int8 ? parsePipeline(kInt8Pipeline) : namedPipeline("O3");
   if (!steps) {
     row.note = steps.error().message();
     return row;
@@ -292,6 +302,8 @@ bool parseOptions(int argc, char** argv, Options& o) {
       o.dumpIr = next();
     else if (a == "--cpu")
       o.cpu = next();
+    else if (a == "--int8")
+      o.int8 = true;
     else if (a == "--sizes") {
       o.sizes.clear();
       std::istringstream ss(next());
@@ -301,12 +313,14 @@ bool parseOptions(int argc, char** argv, Options& o) {
     } else if (a == "--help" || a == "-h") {
       std::printf(
           "usage: fusebox-bench [--threads N] [--runs N] [--warmup N] [--sizes 256,512,1024]\n"
-          "                     [--ort ORT_RESULTS.tsv] [--dump-ir FILE] [--cpu NAME]\n"
+          "                     [--ort ORT_RESULTS.tsv] [--dump-ir FILE] [--cpu NAME] [--int8]\n"
           "                     [MODEL.onnx...]\n"
           "Prints Fusebox CPU latency (median of --runs after --warmup) beside ONNX Runtime's\n"
           "(from scripts/bench_ort.js output), the measured peak FP32 FLOP/s and GEMM\n"
           "efficiency. --cpu NAME adds a column for each model compiled for that CPU's code\n"
-          "path (znver2, haswell: AVX2 without AVX-512), timed on this host.\n"
+          "path (znver2, haswell: AVX2 without AVX-512), timed on this host. --int8 adds a\n"
+          "row per model for its quantized pipeline (quantize, lower-quantized: int8 kernels),\n"
+          "named <model>.int8.onnx like the export ONNX Runtime is given.\n"
           "bench/run.sh runs everything in one command.\n");
       return false;
     } else if (!a.empty() && a[0] == '-') {
@@ -360,11 +374,15 @@ int main(int argc, char** argv) {
   if (!o.dumpIr.empty())
     std::ofstream(o.dumpIr) << (*harness)->lastIr();
   for (const std::string& m : o.models) {
-    Row r = benchModel(m, o);
-    auto it = ort.find(r.name);
-    if (it != ort.end())
-      r.ortMs = it->second;
-    rows.push_back(r);
+    for (bool int8 : {false, true}) {
+      if (int8 && !o.int8)
+        continue;
+      Row r = benchModel(m, o, int8);
+      auto it = ort.find(r.name);
+      if (it != ort.end())
+        r.ortMs = it->second;
+      rows.push_back(r);
+    }
   }
 
   // With --cpu: two more columns, that CPU's code path's median and its ratio to ORT.

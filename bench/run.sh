@@ -2,13 +2,15 @@
 # The Fusebox CPU benchmark in one command: Fusebox vs ONNX Runtime, side by side, for GEMM
 # 256/512/1024 and ONNX models, with the measured peak FP32 FLOP/s and GEMM efficiency.
 #
-#   bench/run.sh [--threads N] [--runs N] [--torchvision] [--cpu NAME] [MODEL.onnx ...]
+#   bench/run.sh [--threads N] [--runs N] [--torchvision] [--cpu NAME] [--int8] [MODEL.onnx ...]
 #
 # Without models it benchmarks the samples/*.onnx models. --torchvision also exports
 # resnet18, mobilenet_v2, squeezenet1_0 and efficientnet_b0 (random weights) with
 # scripts/export_torchvision.py into
 # $FUSEBOX_BENCH_CACHE/tv and adds them. --cpu NAME (znver2, haswell) adds a column with each
-# model compiled for that CPU's code path (AVX2 without AVX-512) and timed on this host. ONNX
+# model compiled for that CPU's code path (AVX2 without AVX-512) and timed on this host. --int8
+# adds a row per model for its quantized pipeline (int8 kernels) beside ONNX Runtime on the
+# same quantized export (written by fusebox-opt -o into $FUSEBOX_BENCH_CACHE/int8). ONNX
 # Runtime comes from the npm package
 # onnxruntime-node, installed once into $FUSEBOX_BENCH_CACHE (default ~/.cache/fusebox-bench),
 # never into the repository. Expects a built tree in ${FUSEBOX_BUILD_DIR:-build}.
@@ -22,6 +24,7 @@ threads=2
 runs=20
 torchvision=0
 cpu=()
+int8=()
 models=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -29,7 +32,8 @@ while [[ $# -gt 0 ]]; do
     --runs) runs="$2"; shift 2 ;;
     --torchvision) torchvision=1; shift ;;
     --cpu) cpu=(--cpu "$2"); shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --int8) int8=(--int8); shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) models+=("$1"); shift ;;
   esac
 done
@@ -58,7 +62,19 @@ if [[ $torchvision -eq 1 ]]; then
   done
 fi
 
+# With --int8: each model's quantized export, the graph fusebox-bench's int8 row compiles.
+exports=()
+if [[ ${#int8[@]} -gt 0 ]]; then
+  mkdir -p "$cache/int8"
+  for m in "${models[@]}"; do
+    q="$cache/int8/$(basename "${m%.onnx}").int8.onnx"
+    "$build/app/cli/fusebox-opt" "$m" \
+      -p 'canonicalize,fold-batchnorm,quantize{samples=4,eval=0},lower-quantized' -o "$q" >&2
+    exports+=("$q")
+  done
+fi
+
 ort="$cache/ort-results.tsv"
 node "$root/scripts/bench_ort.js" --threads "$threads" --runs "$runs" \
-  "$cache"/models/gemm_{256,512,1024}.onnx "${models[@]}" >"$ort"
-"$bench" --threads "$threads" --runs "$runs" --ort "$ort" "${cpu[@]}" "${models[@]}"
+  "$cache"/models/gemm_{256,512,1024}.onnx "${models[@]}" "${exports[@]}" >"$ort"
+"$bench" --threads "$threads" --runs "$runs" --ort "$ort" "${cpu[@]}" "${int8[@]}" "${models[@]}"

@@ -5,6 +5,7 @@
 #include "codegen/exec/KernelModules.h"
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/gemm/GemmPlan.h"
+#include "codegen/gemm/Int8GemmEmitter.h"
 #include "codegen/loops/LoopIR.h"
 
 #include <algorithm>
@@ -74,6 +75,10 @@ Expected<std::vector<KernelSchedule>> describeSchedules(const Graph& graph,
     s.interpreted = k.interpreted;
     s.loopsText = cg::kernelLoopText(k);
     collectLoops(k.body, 0, s.loops);
+    if (k.int8) {
+      s.int8 = true;
+      s.blocking = cg::describeInt8Blocking(k);
+    }
     if (k.gemm && co.emit.useGemm) {
       if (auto blocking = cg::describeGemmBlocking(k); blocking.ok())
         s.blocking = *blocking;

@@ -32,9 +32,11 @@ struct KernelSchedule {
   bool gemm = false;
   /// The direct depthwise generator compiles it: no blocking directive applies.
   bool depthwise = false;
+  /// The int8 generator compiles it (QLinearConv / QLinearMatMul): no directive applies.
+  bool int8 = false;
   int64_t mr = 0, nr = 0, mc = 0, kc = 0, nc = 0; ///< effective blocking (gemm)
   bool gemmParallel = false; ///< gemm: work items run on the thread pool
-  std::string blocking;      ///< gemm/depthwise: blocking and packing in words
+  std::string blocking;      ///< gemm/depthwise/int8: blocking and packing in words
   std::string override;      ///< the directives applied ("tile=32x64"); empty: the default
   std::string loopsText;     ///< the kernel as --emit loops prints it
   bool interpreted = false;  ///< no code: the executor interprets it (nothing to schedule)

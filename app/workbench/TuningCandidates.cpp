@@ -77,7 +77,7 @@ std::vector<std::vector<TuningCandidate>> loopCandidates(const KernelSchedule& k
 
 std::vector<std::vector<TuningCandidate>> tuningCandidates(const KernelSchedule& kernel,
                                                            int vectorRegisters, int threads) {
-  if (kernel.interpreted || kernel.depthwise)
+  if (kernel.interpreted || kernel.depthwise || kernel.int8)
     return {};
   if (kernel.gemm)
     return gemmCandidates(kernel, vectorRegisters, threads);

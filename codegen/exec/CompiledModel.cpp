@@ -5,6 +5,7 @@
 #include "codegen/exec/MixedExecution.h"
 #include "codegen/exec/SizeChecks.h"
 #include "codegen/gemm/GemmEmitter.h"
+#include "codegen/gemm/Int8GemmEmitter.h"
 #include "codegen/llvm/Jit.h"
 #include "codegen/llvm/KernelCache.h"
 #include "codegen/llvm/ObjectEmitter.h"
@@ -523,6 +524,8 @@ Expected<KernelCode> CompiledModel::kernelCode(size_t index) const {
   if (kern.gemm)
     if (auto blocking = describeGemmBlocking(kern); blocking.ok())
       code.blocking = *blocking;
+  if (kern.int8)
+    code.blocking = describeInt8Blocking(kern);
   llvm::LLVMContext context;
   KernelEmitOptions eo = m_impl->emit;
   eo.noAliasArgs = m_impl->noAlias.at(index);

@@ -57,9 +57,9 @@ struct KernelCode {
   std::string name;            ///< "k3_conv_relu"
   std::string opSummary;       ///< "Conv+Relu"
   std::vector<NodeId> nodes;   ///< the graph nodes it computes (provenance of its code)
-  std::string generator;       ///< "loops", "gemm" or "dwconv"
+  std::string generator;       ///< "loops", "gemm", "dwconv", "int8gemm" or "interpreted"
   std::string schedule;        ///< the override applied ("tile=32x64"); empty: the default
-  std::string blocking;        ///< GEMM / depthwise blocking, empty for loop kernels
+  std::string blocking;        ///< GEMM / depthwise / int8 blocking, empty for loop kernels
   std::string loops;           ///< the scheduled loop nest, as --emit loops prints it
   std::string llvmRaw;         ///< LLVM IR as emitted
   std::string llvmOptimized;   ///< LLVM IR after the optimization pipeline

@@ -2,10 +2,12 @@
 #include "codegen/exec/KernelModules.h"
 #include "codegen/gemm/DepthwiseEmitter.h"
 #include "codegen/gemm/GemmEmitter.h"
+#include "codegen/gemm/Int8GemmEmitter.h"
 #include "codegen/gpu/GpuSchedule.h"
 #include "codegen/gpu/NvptxModule.h"
 #include "codegen/llvm/LoopToLlvm.h"
 #include "codegen/llvm/Optimizer.h"
+#include "codegen/loops/LoopIR.h"
 #include "codegen/loops/LoopPrinter.h"
 
 #include <llvm/IR/LLVMContext.h>
@@ -21,6 +23,8 @@ const char* kernelGeneratorName(KernelGenerator g) {
   case KernelGenerator::Loops: return "loops";
   case KernelGenerator::Gemm: return "gemm";
   case KernelGenerator::Depthwise: return "dwconv";
+  case KernelGenerator::Int8Gemm:
+    return "int8gemm";
   case KernelGenerator::Interpreted: return "interpreted";
   }
   __builtin_unreachable();
@@ -38,7 +42,35 @@ std::unique_ptr<llvm::Module> newModule(llvm::LLVMContext& context, const std::s
 
 } // namespace
 
+Int8Target int8TargetOf(const TargetInfo& target) {
+  Int8Target t;
+  if (target.isGpu())
+    return t;
+  t.avx2 = target.hasFeature("avx2");
+  const bool vl = target.hasFeature("avx512vl");
+  t.vnni = (vl && target.hasFeature("avx512vnni")) || target.hasFeature("avxvnni");
+  t.vectorRegisters = target.vectorRegisters();
+  return t;
+}
+
 Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm, const TargetInfo& target) {
+  // Int8 kernels have no loop nest to fall back on: packed whatever useGemm says, or handed to
+  // the interpreter (their arguments are the interpreted kernel's) when the target cannot run
+  // the generator's code.
+  std::optional<Int8Target> int8Target;
+  for (Kernel& k : kernels)
+    if (k.int8) {
+      if (!int8Target)
+        int8Target = int8TargetOf(target);
+      if (Status st = packInt8Operands(k, *int8Target); !st.ok()) {
+        k.int8.reset();
+        k.interpreted = true;
+        k.opSummary = k.opSummary.substr(0, k.opSummary.find(" (")) + " (interpreted)";
+        k.body = withComment(block({}), "runs in the executor through the reference "
+                                        "interpreter: " +
+                                            st.error().message());
+      }
+    }
   if (!useGemm)
     return Status::success();
   const int registers = target.isGpu() ? 0 : target.vectorRegisters();
@@ -61,6 +93,21 @@ Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& con
                                                           KernelGenerator* generator,
                                                           std::string* note) {
   Status st;
+  if (kernel.int8) {
+    if (!kernel.int8->isa)
+      return makeError(kernel.name, ": int8 kernel built before prepareKernels packed it");
+    if (*kernel.int8->isa == Int8Isa::Vnni && !int8TargetOf(target).vnni)
+      return makeError(kernel.name, ": packed for VNNI, which ", target.cpu, " does not have");
+    std::unique_ptr<llvm::Module> m = newModule(context, kernel.name, target, st);
+    FB_TRY(st);
+    auto fn = emitInt8GemmKernel(*m, kernel);
+    if (!fn.ok())
+      return fn.error();
+    FB_TRY(configureModule(*m, target));
+    if (generator)
+      *generator = KernelGenerator::Int8Gemm;
+    return m;
+  }
   if (options.useGemm && kernel.gemm && !target.isGpu()) {
     bool depthwise = isDepthwise(*kernel.gemm);
     std::unique_ptr<llvm::Module> m = newModule(context, kernel.name, target, st);
@@ -91,12 +138,22 @@ Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& con
   return m;
 }
 
+namespace {
+
+Expected<std::string> describeBlocking(const Kernel& k) {
+  if (k.int8)
+    return describeInt8Blocking(k);
+  return describeGemmBlocking(k);
+}
+
+} // namespace
+
 std::string kernelLoopsText(const std::vector<Kernel>& kernels) {
-  return printKernels(kernels, [](const Kernel& k) { return describeGemmBlocking(k); });
+  return printKernels(kernels, describeBlocking);
 }
 
 std::string kernelLoopText(const Kernel& kernel) {
-  return printKernel(kernel, [](const Kernel& k) { return describeGemmBlocking(k); });
+  return printKernel(kernel, describeBlocking);
 }
 
 Expected<JitModule> buildModelModule(const std::vector<Kernel>& kernels, const std::string& name,

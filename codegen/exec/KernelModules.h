@@ -29,9 +29,10 @@ struct KernelEmitOptions {
 
 /// Which generator produced a kernel's function.
 enum class KernelGenerator {
-  Loops,    ///< the loop-nest emitter (codegen/llvm)
-  Gemm,     ///< the BLIS-style GEMM generator (codegen/gemm/GemmEmitter.h)
-  Depthwise, ///< the direct depthwise-convolution generator (codegen/gemm/DepthwiseEmitter.h)
+  Loops,      ///< the loop-nest emitter (codegen/llvm)
+  Gemm,       ///< the BLIS-style GEMM generator (codegen/gemm/GemmEmitter.h)
+  Depthwise,  ///< the direct depthwise-convolution generator (codegen/gemm/DepthwiseEmitter.h)
+  Int8Gemm,   ///< the int8 GEMM generator (codegen/gemm/Int8GemmEmitter.h)
   Interpreted ///< no code: the executor runs the node with the interpreter (Kernel::interpreted)
 };
 const char* kernelGeneratorName(KernelGenerator g);
@@ -49,12 +50,14 @@ Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& con
                                                           std::string* note = nullptr);
 
 /// Packs the constant operands of every GEMM-class kernel (appending their Weight arguments;
-/// depthwise kernels read their weights unpacked);
+/// depthwise kernels read their weights unpacked) and of every int8 kernel, for `target`
+/// (whose instruction set picks the int8 kernels' inner products);
 /// call once after lowering and before binding arguments or building modules. A kernel whose
-/// operands cannot be packed loses its GemmSpec and is compiled from its loop nest. GEMM
-/// kernels are planned for `target`'s vector registers (AVX2 code has 16 of them even when the
-/// compiling host has 32).
-Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm, const TargetInfo& target);
+/// operands cannot be packed loses its GemmSpec and is compiled from its loop nest; an int8
+/// kernel the target cannot run becomes an interpreted kernel. GEMM kernels are planned for
+/// `target`'s vector registers (AVX2 code has 16 of them even when the compiling host has 32).
+Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm,
+                      const TargetInfo& target = TargetInfo::host());
 
 /// The text of `--emit loops`: every kernel's loop nest, with the blocking the GEMM or
 /// depthwise generator compiles it with (describeGemmBlocking) under GEMM-class kernels.

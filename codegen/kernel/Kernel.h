@@ -3,6 +3,7 @@
 #pragma once
 
 #include "codegen/kernel/GemmSpec.h"
+#include "codegen/kernel/Int8GemmSpec.h"
 #include "core/Graph.h"
 
 #include <cstdint>
@@ -63,6 +64,9 @@ struct Kernel {
   /// Set when the kernel is GEMM-class and the micro-kernel generator compiles it instead of
   /// the generic loop-IR emitter (the loop nest then documents the same computation).
   std::optional<GemmSpec> gemm;
+  /// Set for QLinearConv / QLinearMatMul kernels the int8 generator compiles
+  /// (codegen/gemm/Int8GemmEmitter.h); their loop nest is only a comment saying so.
+  std::optional<Int8GemmSpec> int8;
   /// The schedule override applied on top of the default schedule, in the override grammar
   /// ("tile=32x64,vectorize=8"); empty when the kernel has its default schedule.
   std::string schedule;

@@ -78,20 +78,20 @@ bool TargetInfo::hasAvx2Fma() const {
 }
 
 int TargetInfo::vectorRegisters() const {
-  static std::mutex mutex;
-  static std::map<std::string, int> known;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = known.find(key());
-  if (it != known.end())
-    return it->second;
-  int registers = 16;
-  if (auto tm = createTargetMachine(*this, 0); tm.ok()) {
-    const llvm::MCSubtargetInfo* sti = (*tm)->getMCSubtargetInfo();
-    if (sti->checkFeatures("+avx512f") && sti->checkFeatures("+avx512vl"))
-      registers = 32;
-  }
-  known[key()] = registers;
-  return registers;
+  return hasFeature("avx512f") && hasFeature("avx512vl") ? 32 : 16;
+}
+
+bool TargetInfo::hasFeature(const std::string& name) const {
+  if (isGpu())
+    return false;
+  initializeNativeTarget();
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target)
+    return false;
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      target->createMCSubtargetInfo(triple, cpu.empty() ? "generic" : cpu, features));
+  return sti && sti->checkFeatures("+" + name);
 }
 
 bool TargetInfo::runsOnHost() const {

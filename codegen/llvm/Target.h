@@ -35,6 +35,9 @@ struct TargetInfo {
   std::string key() const { return triple + "|" + cpu + "|" + features; }
   /// True when the target can execute AVX2 + FMA code (the micro-kernels' baseline).
   bool hasAvx2Fma() const;
+  /// True when the target's CPU and feature string enable the x86 feature `name` ("avx2",
+  /// "avx512vnni", "avxvnni"); false for a name LLVM does not know.
+  bool hasFeature(const std::string& name) const;
   /// True when code for this target runs on the host: every feature the target's CPU and
   /// feature string enable, the host has (znver2 code runs on a Zen 4; x86-64-v4 code does
   /// not run on an AVX2-only EPYC).

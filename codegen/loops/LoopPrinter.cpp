@@ -367,6 +367,14 @@ std::string printKernel(const Kernel& k, const KernelBlockingDescriber& describe
       os << ": " << (how.ok() ? *how : how.error().message());
     }
     os << '\n';
+  } else if (k.int8) {
+    const Int8GemmSpec& q = *k.int8;
+    os << "  # int8 gemm: slices=" << q.slices() << " M=" << q.M << " N=" << q.N << " K=" << q.K
+       << (q.conv ? " (implicit im2col conv)" : "");
+    if (describeBlocking)
+      if (auto how = describeBlocking(k); how.ok())
+        os << "\n  # " << *how;
+    os << '\n';
   } else if (k.gemm) {
     const GemmSpec& g = *k.gemm;
     os << "  # gemm: batch=" << g.batch << " M=" << g.M << " N=" << g.N << " K=" << g.K;

@@ -671,11 +671,6 @@ std::string kernelNameFor(const Node& node, size_t index) {
 bool runsInterpreted(const Node& node) {
   if (isControlFlowOp(node.op()))
     return true;
-  // QLinearConv and QLinearMatMul requantize in double precision per element; until they have
-  // a lowering whose rounding matches bit for bit, the executor runs them with the
-  // interpreter's kernel (correct, slow, and reported as an interpreted kernel).
-  if (node.op() == OpKind::QLinearConv || node.op() == OpKind::QLinearMatMul)
-    return true;
   // A run-time shape that comes from control flow; a symbolic graph input is an error instead
   // (bind its size).
   for (const Value* in : node.inputs())
@@ -721,6 +716,34 @@ static Kernel interpretedKernel(const Node& node, std::string name) {
   return k;
 }
 
+/// The kernel of a QLinearConv or QLinearMatMul (or a ConvInteger / MatMulInteger the int8
+/// generator takes): compiled by the int8 generator
+/// (codegen/gemm/Int8GemmEmitter.h) when its operands fit (lower::int8SpecFor), else the
+/// interpreted kernel, with the reason in its loop-view comment. The int8 kernel keeps the
+/// interpreted kernel's arguments, so the backend can still hand it to the interpreter when the
+/// target cannot run the generator's code (prepareKernels). Without GEMM specs (the GPU
+/// backend, the textbook views) it is interpreted.
+static Kernel quantizedKernel(const Node& node, std::string name, const LowerOptions& options) {
+  Kernel k = interpretedKernel(node, std::move(name));
+  std::string why = "GEMM-class kernels are not generated for this backend";
+  std::optional<Int8GemmSpec> spec =
+      options.gemmSpecs ? lower::int8SpecFor(node, why) : std::nullopt;
+  if (!spec) {
+    k.body = withComment(block({}), node.describe() +
+                                        " runs in the executor through the "
+                                        "reference interpreter: " +
+                                        why);
+    return k;
+  }
+  k.interpreted = false;
+  k.int8 = std::move(spec);
+  k.opSummary = std::string(opName(node.op())) + " (int8)";
+  k.body = withComment(block({}), node.describe() +
+                                      " is compiled by the int8 GEMM generator (integer "
+                                      "products, int32 sums, the interpreter's requantization)");
+  return k;
+}
+
 Expected<std::vector<Kernel>> lowerGraph(const Graph& graph, const LowerOptions& options) {
   const std::vector<ScheduleOverride>& overrides = options.scheduleOverrides;
   std::vector<bool> used(overrides.size(), false);
@@ -730,6 +753,19 @@ Expected<std::vector<Kernel>> lowerGraph(const Graph& graph, const LowerOptions&
     if (runsInterpreted(node)) {
       kernels.push_back(interpretedKernel(node, kernelNameFor(node, i)));
       continue;
+    }
+    if (node.op() == OpKind::QLinearConv || node.op() == OpKind::QLinearMatMul) {
+      kernels.push_back(quantizedKernel(node, kernelNameFor(node, i), options));
+      continue;
+    }
+    // ConvInteger / MatMulInteger also have loop nests: the int8 generator takes those it can.
+    if (options.gemmSpecs &&
+        (node.op() == OpKind::ConvInteger || node.op() == OpKind::MatMulInteger)) {
+      std::string why;
+      if (lower::int8SpecFor(node, why)) {
+        kernels.push_back(quantizedKernel(node, kernelNameFor(node, i), options));
+        continue;
+      }
     }
     NodeLowering lowering(node, kernelNameFor(node, i), options);
     FB_ASSIGN_OR_RETURN(Kernel k, lowering.run());

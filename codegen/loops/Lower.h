@@ -38,9 +38,10 @@ struct LowerOptions {
 Expected<std::vector<Kernel>> lowerGraph(const Graph& graph, const LowerOptions& options = {});
 
 /// True when lowerGraph gives `node` an interpreted kernel (Kernel::interpreted): an If, Loop or
-/// Scan, a QLinearConv or QLinearMatMul (no lowering yet), or a node that reads a value whose
+/// Scan, or a node that reads a value whose
 /// sizes are known only at run time because an interpreted node computed it (a control-flow
-/// result that depends on the data).
+/// result that depends on the data). A QLinearConv or QLinearMatMul whose operands the int8
+/// generator cannot take is interpreted too (see lower::int8SpecFor), which this does not tell.
 bool runsInterpreted(const Node& node);
 
 /// The kernel name lowerGraph gives the node at position `index`: "k3_conv_add_relu".

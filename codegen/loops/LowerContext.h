@@ -237,6 +237,12 @@ Expected<StmtPtr> lowerConvTranspose(KernelBuilder& b, const Node& n, const Buff
 Expected<StmtPtr> lowerPool(KernelBuilder& b, const Node& n, const BufferPtr& out,
                             const Epilogue& epi, const BufferPtr& indicesOut = nullptr);
 
+/// The implicit-GEMM geometry of a 2-D convolution `n` with input sizes xs, OIHW weight sizes
+/// ws, output sizes ys and `groups`, or none when its window attributes do not resolve.
+std::optional<ConvGeometry> convGeometryOf(const Node& n, const std::vector<int64_t>& xs,
+                                           const std::vector<int64_t>& ws,
+                                           const std::vector<int64_t>& ys, int64_t groups);
+
 /// Builds the GEMM spec of a MatMul/Gemm/Conv node (or nothing when its operands or geometry do
 /// not fit the spec). `out` is the buffer the result is written to.
 std::optional<GemmSpec> gemmSpecFor(KernelBuilder& b, const Node& node, const BufferPtr& out);
@@ -247,5 +253,10 @@ std::optional<GemmSpec> gemmSpecFor(KernelBuilder& b, const Node& node, const Bu
 std::optional<GemmSpec> gemmSpecWithEpilogue(KernelBuilder& b, const Node& anchor,
                                              const Value* from, const Value* to,
                                              const BufferPtr& out);
+
+/// The int8 spec of a QLinearConv or QLinearMatMul node (codegen/loops/LowerQLinear.cpp), or
+/// none with the reason in `why` when the node keeps its interpreted kernel. Argument indices
+/// follow the interpreted kernel's order: the present operands, then the results.
+std::optional<Int8GemmSpec> int8SpecFor(const Node& node, std::string& why);
 
 } // namespace fb::cg::lower

@@ -9,6 +9,33 @@
 
 namespace fb::cg::lower {
 
+std::optional<ConvGeometry> convGeometryOf(const Node& n, const std::vector<int64_t>& xs,
+                                           const std::vector<int64_t>& ws,
+                                           const std::vector<int64_t>& ys, int64_t groups) {
+  std::vector<Dim> wk = {Dim(ws[2]), Dim(ws[3])};
+  auto w = windowOf(n, WindowKind::Conv, xs, ys, wk);
+  if (!w.ok())
+    return std::nullopt;
+  ConvGeometry c;
+  c.batch = xs[0];
+  c.inChannels = xs[1];
+  c.inH = xs[2];
+  c.inW = xs[3];
+  c.outChannels = ys[1];
+  c.outH = ys[2];
+  c.outW = ys[3];
+  c.kernelH = ws[2];
+  c.kernelW = ws[3];
+  c.strideH = w->stride[0];
+  c.strideW = w->stride[1];
+  c.padTop = w->padBegin[0];
+  c.padLeft = w->padBegin[1];
+  c.dilationH = w->dilation[0];
+  c.dilationW = w->dilation[1];
+  c.groups = groups;
+  return c;
+}
+
 std::optional<GemmSpec> gemmSpecFor(KernelBuilder& b, const Node& n, const BufferPtr& out) {
   if (out->dtype != DType::F32)
     return std::nullopt;
@@ -28,27 +55,9 @@ std::optional<GemmSpec> gemmSpecFor(KernelBuilder& b, const Node& n, const Buffe
     if (!xb || !wb)
       return std::nullopt;
     std::vector<int64_t> xs = KernelBuilder::sizesOf(X), ws = KernelBuilder::sizesOf(W);
-    std::vector<Dim> wk = {Dim(ws[2]), Dim(ws[3])};
-    auto w = windowOf(n, WindowKind::Conv, xs, os, wk);
-    if (!w.ok())
+    std::optional<ConvGeometry> c = convGeometryOf(n, xs, ws, os, *groups);
+    if (!c)
       return std::nullopt;
-    ConvGeometry c;
-    c.batch = xs[0];
-    c.inChannels = xs[1];
-    c.inH = xs[2];
-    c.inW = xs[3];
-    c.outChannels = os[1];
-    c.outH = os[2];
-    c.outW = os[3];
-    c.kernelH = ws[2];
-    c.kernelW = ws[3];
-    c.strideH = w->stride[0];
-    c.strideW = w->stride[1];
-    c.padTop = w->padBegin[0];
-    c.padLeft = w->padBegin[1];
-    c.dilationH = w->dilation[0];
-    c.dilationW = w->dilation[1];
-    c.groups = *groups;
     g.conv = c;
     g.batch = xs[0];
     g.M = os[1] / *groups;

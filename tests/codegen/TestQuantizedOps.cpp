@@ -1,6 +1,6 @@
-// Tests of quantized integer graphs on the CPU backend: QLinearConv and QLinearMatMul run as
-// interpreted kernels inside compiled models, never fused, with the interpreter's results; a
-// sample through quantize and lower-quantized runs at every level.
+// Tests of quantized integer graphs on the CPU backend: QLinearConv and QLinearMatMul compile
+// to int8 kernels of their own inside compiled models, never fused, with the interpreter's
+// results; a sample through quantize and lower-quantized runs at every level.
 #include "PipelineCompare.h"
 
 #include "codegen/exec/CompiledModel.h"
@@ -19,9 +19,9 @@ using namespace fb::cg::test;
 class TestQuantizedOps : public QObject {
   Q_OBJECT
 private Q_SLOTS:
-  void quantizedOpsRunAsInterpretedKernels() {
-    // QLinearConv and QLinearMatMul have no lowering yet: every level compiles them as
-    // interpreted kernels of their own (never fused), and the results are the interpreter's.
+  void quantizedOpsRunAsInt8Kernels() {
+    // QLinearConv and QLinearMatMul compile to int8 kernels of their own at every level (never
+    // fused), and the results are the interpreter's (TestInt8Gemm checks them bit for bit).
     auto g = parseGraph(R"(graph @g opset 17 {
   input %x : u8[1, 2, 5, 5]
   const %xs : f32[] = dense<[0.05]>
@@ -59,7 +59,14 @@ private Q_SLOTS:
     QVERIFY(!pr.error);
     auto model = CompiledModel::compile(pr.finalGraph(), co);
     QVERIFY2(model.ok(), model.ok() ? "" : model.error().message().c_str());
-    QCOMPARE((*model)->stats().interpretedKernels, 2);
+    QCOMPARE((*model)->stats().interpretedKernels, 0);
+    int int8Kernels = 0;
+    for (size_t k = 0; k < (*model)->kernels().size(); ++k) {
+      auto code = (*model)->kernelCode(k);
+      QVERIFY(code.ok());
+      int8Kernels += code->generator == "int8gemm" ? 1 : 0;
+    }
+    QCOMPARE(int8Kernels, 2);
   }
 
   void lowerQuantizedModelRunsOnCpu() {
