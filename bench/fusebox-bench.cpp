@@ -280,8 +280,12 @@ std::map<std::string, double> readOrtResults(const std::string& file) {
     std::istringstream ls(line);
     std::string path;
     double median = NAN;
-    if (std::getline(ls, path, '\t') && ls >> median)
-      out[path.substr(path.find_last_of('/') + 1)] = median;
+    if (std::getline(ls, path, '\t') && ls >> median) {
+      // By path (two models may share a file name: the zoo's squeezenet1_0.onnx and
+      // torchvision's), and by file name for copies written elsewhere (the int8 exports).
+      out[path] = median;
+      out.emplace(path.substr(path.find_last_of('/') + 1), median);
+    }
   }
   return out;
 }
@@ -378,7 +382,9 @@ int main(int argc, char** argv) {
       if (int8 && !o.int8)
         continue;
       Row r = benchModel(m, o, int8);
-      auto it = ort.find(r.name);
+      auto it = int8 ? ort.end() : ort.find(m);
+      if (it == ort.end())
+        it = ort.find(r.name);
       if (it != ort.end())
         r.ortMs = it->second;
       rows.push_back(r);
