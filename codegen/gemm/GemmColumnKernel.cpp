@@ -115,8 +115,7 @@ Function* emitColumnMicroKernel(GemmIrContext& c, int columns) {
   // AVX2 has gathers but no scatter: LLVM would store each lane behind a branch of its own.
   // There the tile is transposed in registers and stored row by row, `columns` floats at a
   // time with one masked store each.
-  const int registers = s.vectorRegisters > 0 ? s.vectorRegisters : hostVectorRegisters();
-  const bool hasScatter = registers >= 32;
+  const bool hasScatter = p.registers >= 32;
   auto storeTile = [&](const std::vector<Value*>& cols, Value* base) {
     if (hasScatter) {
       for (int j = 0; j < columns; ++j)

@@ -147,6 +147,7 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
 
   // Register tile and cache blocks.
   const int registers = s.vectorRegisters > 0 ? s.vectorRegisters : hostVectorRegisters();
+  p.registers = registers;
   chooseRegisterTile(p.M, registers, p.mr, p.nr);
   if (s.mr > 0)
     p.mr = s.mr;

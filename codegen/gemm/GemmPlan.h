@@ -42,6 +42,8 @@ struct OperandAccess {
 struct GemmPlan {
   int64_t batch = 1, groups = 1, M = 0, N = 0, K = 0;
   int64_t mr = 6, nr = 16, mc = 0, kc = 0, nc = 0;
+  /// Vector registers of the target planned for (16: AVX2, which also has no scatter; 32).
+  int registers = 16;
   int64_t mParts = 1, mPart = 0; ///< M split for parallelism (mPart is a multiple of mr)
   int64_t nParts = 1, nPart = 0; ///< N split for parallelism (nPart is a multiple of nr)
   OperandAccess a, b;

@@ -56,8 +56,7 @@ matchActivation(const Value* x, const std::function<const Tensor*(const Value*)>
   if (x->type().dtype != DType::F32 || x->uses().size() < 2 || x->isGraphOutput())
     return std::nullopt;
   // Grow the region from x: a user joins when it is an activation piece whose operands are x,
-  // region values or scalar constants. Nodes are taken in the order they become ready, so the
-  // region is in execution order.
+  // region values or scalar constants.
   std::vector<const Node*> region;
   std::unordered_set<const Value*> inside = {x};
   std::unordered_set<const Node*> seen;
