@@ -6,6 +6,7 @@
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/gemm/GemmPlan.h"
 #include "codegen/gemm/Int8GemmEmitter.h"
+#include "codegen/gemm/Winograd.h"
 #include "codegen/loops/LoopIR.h"
 
 #include <algorithm>
@@ -84,8 +85,16 @@ Expected<std::vector<KernelSchedule>> describeSchedules(const Graph& graph,
         s.blocking = *blocking;
       s.depthwise = cg::isDepthwise(*k.gemm);
       if (!s.depthwise) {
+        if (k.gemm->conv)
+          s.convAlgorithm = k.gemm->winograd ? "winograd" : "im2col";
+        s.winogradApplies = cg::winogradApplies(*k.gemm);
         // A spec the generator rejects compiles from its loop nest (KernelModules.h).
-        if (auto plan = cg::planGemm(k, co.threads); plan.ok()) {
+        Expected<cg::GemmPlan> plan = cg::planGemm(k, co.threads);
+        if (k.gemm->winograd) {
+          auto wg = cg::winogradGemm(k);
+          plan = wg.ok() ? Expected<cg::GemmPlan>(wg->plan) : Expected<cg::GemmPlan>(wg.error());
+        }
+        if (plan.ok()) {
           s.gemm = true;
           s.mr = plan->mr;
           s.nr = plan->nr;

@@ -36,6 +36,10 @@ struct KernelSchedule {
   bool int8 = false;
   int64_t mr = 0, nr = 0, mc = 0, kc = 0, nc = 0; ///< effective blocking (gemm)
   bool gemmParallel = false; ///< gemm: work items run on the thread pool
+  /// Convolutions: "im2col" or "winograd" (its GEMMs' blocking above), empty for other kernels;
+  /// and whether Winograd applies to it (a `conv=` directive may switch).
+  std::string convAlgorithm;
+  bool winogradApplies = false;
   std::string blocking;      ///< gemm/depthwise/int8: blocking and packing in words
   std::string override;      ///< the directives applied ("tile=32x64"); empty: the default
   std::string loopsText;     ///< the kernel as --emit loops prints it

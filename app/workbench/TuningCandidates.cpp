@@ -1,6 +1,8 @@
 // Schedule candidates per kernel kind, from the kernel's default schedule.
 #include "app/workbench/TuningCandidates.h"
 
+#include "codegen/gemm/GemmPlan.h"
+
 #include <algorithm>
 
 namespace fb::workbench {
@@ -16,10 +18,21 @@ TuningCandidate one(const std::string& name, int64_t value) {
 std::vector<std::vector<TuningCandidate>> gemmCandidates(const KernelSchedule& k,
                                                          int vectorRegisters, int threads) {
   std::vector<std::vector<TuningCandidate>> groups;
+  // A 3×3 convolution: the other algorithms first (the blocking that follows is the winner's).
+  if (k.winogradApplies) {
+    std::vector<TuningCandidate> algorithms;
+    if (k.convAlgorithm != "im2col")
+      algorithms.push_back({{"conv", "im2col"}});
+    if (k.convAlgorithm != "winograd")
+      algorithms.push_back({{"conv", "winograd"}});
+    algorithms.push_back({{"conv", "winograd2"}});
+    groups.push_back(std::move(algorithms));
+  }
   const int64_t maxAccumulators = vectorRegisters >= 32 ? 28 : 14;
+  const int lanes = vectorRegisters >= 32 ? 16 : 8;
   std::vector<TuningCandidate> tiles;
-  for (int64_t nr : {8, 16, 24, 32, 48}) {
-    int64_t mr = std::min<int64_t>(12, maxAccumulators / (nr / 8));
+  for (int64_t nr : {8, 16, 24, 32, 48, 64}) {
+    int64_t mr = std::min<int64_t>(12, maxAccumulators / cg::tileAccumulators(1, nr, lanes));
     for (int64_t m : {mr, mr / 2}) {
       if (m < 1 || (m == k.mr && nr == k.nr))
         continue;

@@ -3,6 +3,7 @@
 #include "codegen/gemm/DepthwiseEmitter.h"
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/gemm/Int8GemmEmitter.h"
+#include "codegen/gemm/Winograd.h"
 #include "codegen/gpu/GpuSchedule.h"
 #include "codegen/gpu/NvptxModule.h"
 #include "codegen/llvm/LoopToLlvm.h"
@@ -23,6 +24,8 @@ const char* kernelGeneratorName(KernelGenerator g) {
   case KernelGenerator::Loops: return "loops";
   case KernelGenerator::Gemm: return "gemm";
   case KernelGenerator::Depthwise: return "dwconv";
+  case KernelGenerator::Winograd:
+    return "winograd";
   case KernelGenerator::Int8Gemm:
     return "int8gemm";
   case KernelGenerator::Interpreted: return "interpreted";
@@ -79,8 +82,12 @@ Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm, const TargetIn
       k.gemm->vectorRegisters = registers;
   for (Kernel& k : kernels)
     if (k.gemm && !isDepthwise(*k.gemm)) {
-      // A spec the generator cannot pack is compiled from its loop nest instead.
-      if (!packConstantOperands(k).ok())
+      // A 3×3 convolution may run as Winograd (its own packed weights); a spec the generator
+      // cannot pack is compiled from its loop nest instead.
+      Expected<bool> winograd = prepareWinograd(k);
+      if (!winograd.ok() && k.gemm->algorithm == ConvAlgorithm::Winograd)
+        return winograd.error();
+      if (!(winograd.ok() && *winograd) && !packConstantOperands(k).ok())
         k.gemm.reset();
     }
   return Status::success();
@@ -116,7 +123,9 @@ Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& con
     if (fn.ok()) {
       FB_TRY(configureModule(*m, target)); // tags the new functions with the target CPU
       if (generator)
-        *generator = depthwise ? KernelGenerator::Depthwise : KernelGenerator::Gemm;
+        *generator = depthwise               ? KernelGenerator::Depthwise
+                     : kernel.gemm->winograd ? KernelGenerator::Winograd
+                                             : KernelGenerator::Gemm;
       return m;
     }
     if (note)

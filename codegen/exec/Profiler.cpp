@@ -106,13 +106,13 @@ std::string Profile::tableText() const {
   std::vector<Row> rows = sortedRows(*this, total);
   std::ostringstream os;
   char line[512];
-  std::snprintf(line, sizeof line, "%-36s %-22s %-6s %10s %6s %9s %8s\n", "kernel", "op", "gen",
+  std::snprintf(line, sizeof line, "%-36s %-22s %-11s %10s %6s %9s %8s\n", "kernel", "op", "gen",
                 "time(ms)", "%", "GFLOP/s", "GB/s");
   os << line;
   for (const Row& r : rows) {
     const KernelProfileInfo& k = kernels[size_t(r.kernel)];
     double s = r.us * 1e-6;
-    std::snprintf(line, sizeof line, "%-36s %-22s %-6s %10.4f %6.1f %9.2f %8.2f\n",
+    std::snprintf(line, sizeof line, "%-36s %-22s %-11s %10.4f %6.1f %9.2f %8.2f\n",
                   k.name.substr(0, 36).c_str(), k.op.substr(0, 22).c_str(), k.generator.c_str(),
                   r.us / 1000.0, total > 0 ? 100.0 * r.us / total : 0.0,
                   s > 0 ? k.flops / s * 1e-9 : 0.0, s > 0 ? k.bytes / s * 1e-9 : 0.0);
@@ -124,10 +124,9 @@ std::string Profile::tableText() const {
     bytes += k.bytes;
   }
   double s = total * 1e-6;
-  std::snprintf(line, sizeof line, "%-36s %-22s %-6s %10.4f %6.1f %9.2f %8.2f\n", "total",
-                (std::to_string(kernels.size()) + " kernels").c_str(), "",
-                total / 1000.0, 100.0, s > 0 ? flops / s * 1e-9 : 0.0,
-                s > 0 ? bytes / s * 1e-9 : 0.0);
+  std::snprintf(line, sizeof line, "%-36s %-22s %-11s %10.4f %6.1f %9.2f %8.2f\n", "total",
+                (std::to_string(kernels.size()) + " kernels").c_str(), "", total / 1000.0, 100.0,
+                s > 0 ? flops / s * 1e-9 : 0.0, s > 0 ? bytes / s * 1e-9 : 0.0);
   os << line;
   std::snprintf(line, sizeof line, "(mean over %zu run(s), %d thread(s); kernel time only)\n",
                 runs.size(), threads);

@@ -4,6 +4,7 @@
 
 #include "codegen/gemm/DepthwiseEmitter.h"
 #include "codegen/gemm/GemmIrBuilder.h"
+#include "codegen/gemm/Winograd.h"
 #include "core/Faults.h"
 
 #include <llvm/IR/Verifier.h>
@@ -435,7 +436,35 @@ Function* emitSharedPackItems(GemmIrContext& c, Function* packB) {
 
 } // namespace
 
+namespace gemmir {
+
+Function* emitWorkItems(GemmIrContext& c, Function* packA, Function* packB) {
+  const GemmPlan& plan = c.plan;
+  Function* uk = emitMicroKernel(c, /*edge=*/false, int(plan.nr / 8));
+  // Edge micro-kernels only for the edges this GEMM has (each carries the whole epilogue, and
+  // compile time grows with them): the last rows at full width, and the N remainder with just
+  // enough vectors for it — or, when it is at most kColumnEdge columns, vectors along M
+  // (mr ≤ 8), so a 1-column remainder (N = 49) costs about one FMA per k, not a whole tile.
+  const int fullVectors = int(plan.nr / 8);
+  const int64_t remainder = plan.N % plan.nr;
+  Function* ukRows =
+      plan.M % plan.mr != 0 ? emitMicroKernel(c, /*edge=*/true, fullVectors) : nullptr;
+  Function* ukRemainder = nullptr;
+  if (remainder > 0 && plan.mr <= 8 && remainder <= kColumnEdge) {
+    ukRemainder = emitColumnMicroKernel(c, int(remainder));
+  } else if (remainder > 0) {
+    int vectors = int((remainder + 7) / 8);
+    ukRemainder =
+        vectors == fullVectors && ukRows ? ukRows : emitMicroKernel(c, /*edge=*/true, vectors);
+  }
+  return emitItems(c, packA, packB, uk, ukRows, ukRemainder);
+}
+
+} // namespace gemmir
+
 Expected<Function*> emitGemmKernel(Module& module, const Kernel& kernel) {
+  if (kernel.gemm && kernel.gemm->winograd)
+    return emitWinogradKernel(module, kernel);
   FB_ASSIGN_OR_RETURN(GemmPlan plan, planGemm(kernel));
   int64_t stackBytes = 4 * ((plan.a.source == OperandSource::Packed ? 0 : plan.mc * plan.kc) +
                             (plan.b.source == OperandSource::Packed ? 0
@@ -450,52 +479,29 @@ Expected<Function*> emitGemmKernel(Module& module, const Kernel& kernel) {
   GemmIrContext c(module, kernel, plan);
   Function* packA = plan.a.source == OperandSource::Packed ? nullptr : emitPackA(c);
   Function* packB = plan.b.source == OperandSource::Packed ? nullptr : emitPackB(c);
-  Function* uk = gemmir::emitMicroKernel(c, /*edge=*/false, int(plan.nr / 8));
-  // Edge micro-kernels only for the edges this GEMM has (each carries the whole epilogue, and
-  // compile time grows with them): the last rows at full width, and the N remainder with just
-  // enough vectors for it — or, when it is at most kColumnEdge columns, vectors along M
-  // (mr ≤ 8), so a 1-column remainder (N = 49) costs about one FMA per k, not a whole tile.
-  const int fullVectors = int(plan.nr / 8);
-  const int64_t remainder = plan.N % plan.nr;
-  Function* ukRows =
-      plan.M % plan.mr != 0 ? gemmir::emitMicroKernel(c, /*edge=*/true, fullVectors) : nullptr;
-  Function* ukRemainder = nullptr;
-  if (remainder > 0 && plan.mr <= 8 && remainder <= kColumnEdge) {
-    ukRemainder = gemmir::emitColumnMicroKernel(c, int(remainder));
-  } else if (remainder > 0) {
-    int vectors = int((remainder + 7) / 8);
-    ukRemainder = vectors == fullVectors && ukRows
-                      ? ukRows
-                      : gemmir::emitMicroKernel(c, /*edge=*/true, vectors);
-  }
   Function* packItems = plan.sharedB ? emitSharedPackItems(c, packB) : nullptr;
-  Function* items = emitItems(c, packA, plan.sharedB ? nullptr : packB, uk, ukRows, ukRemainder);
+  Function* items = gemmir::emitWorkItems(c, packA, plan.sharedB ? nullptr : packB);
 
   Function* entry = c.makeFunction("", Type::getVoidTy(c.ctx), {c.ptr}, /*internal=*/false);
   entry->getArg(0)->setName("args");
   entry->addParamAttr(0, Attribute::NoAlias);
   IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", entry));
-  Function* packWorker = packItems
-                             ? gemmir::emitRunItems(c, b, entry->getArg(0), packItems,
-                                                    plan.packItems(), plan.parallel, "packWorker")
-                             : nullptr;
-  Function* worker =
-      gemmir::emitRunItems(c, b, entry->getArg(0), items, plan.items(), plan.parallel, "worker");
+  if (packItems)
+    gemmir::emitRunItems(c, b, entry->getArg(0), packItems, plan.packItems(), plan.parallel,
+                         "packWorker");
+  gemmir::emitRunItems(c, b, entry->getArg(0), items, plan.items(), plan.parallel, "worker");
   b.CreateRetVoid();
 
-  std::string message;
-  raw_string_ostream os(message);
-  std::vector<Function*> all = {packA,     packB,      uk,    ukRows, ukRemainder,
-                                packItems, packWorker, items, worker, entry};
-  for (Function* fn : all)
-    if (fn && verifyFunction(*fn, &os))
-      return makeError("kernel ", kernel.name, ": generated invalid LLVM IR: ", os.str());
+  if (Status st = gemmir::verifyKernelFunctions(module, kernel.name); !st.ok())
+    return st.error();
   return entry;
 }
 
 Expected<std::string> describeGemmBlocking(const Kernel& kernel) {
   if (kernel.gemm && isDepthwise(*kernel.gemm))
     return describeDepthwise(kernel);
+  if (kernel.gemm && kernel.gemm->winograd)
+    return describeWinograd(kernel);
   FB_ASSIGN_OR_RETURN(GemmPlan p, planGemm(kernel));
   auto source = [](OperandSource s) {
     switch (s) {

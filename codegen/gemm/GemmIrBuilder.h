@@ -3,6 +3,7 @@
 
 #include "codegen/gemm/GemmPlan.h"
 #include "codegen/kernel/Kernel.h"
+#include "core/Error.h"
 
 #include <llvm/ADT/STLFunctionalExtras.h>
 #include <llvm/IR/IRBuilder.h>
@@ -106,5 +107,14 @@ llvm::Function* makeMicroKernelFunction(GemmIrContext& c, const std::string& suf
 /// along M (the mr ≤ 8 rows of an A micro-panel) and C is gathered and scattered, so a
 /// 1-column remainder costs about one FMA per k instead of a whole mr × 8 tile.
 llvm::Function* emitColumnMicroKernel(GemmIrContext& c, int columns);
+
+/// Emits the micro-kernels the plan needs (the full tile, its edge rows, the N remainder) and
+/// `<kernel>.items`, the blocked loop nest of work items over them, packing A and B with
+/// `packA` / `packB` where given (else reading them pre-packed). In GemmEmitter.cpp.
+llvm::Function* emitWorkItems(GemmIrContext& c, llvm::Function* packA, llvm::Function* packB);
+
+/// Verifies every function of `module` defined under `kernelName` (the entry and its
+/// `<kernelName>.*` helpers): an error naming the kernel and what is invalid.
+Status verifyKernelFunctions(llvm::Module& module, const std::string& kernelName);
 
 } // namespace fb::cg::gemmir

@@ -3,6 +3,9 @@
 #include "codegen/gemm/GemmIrBuilder.h"
 #include "core/Faults.h"
 
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
 namespace fb::cg::gemmir {
 
 using namespace llvm;
@@ -56,6 +59,19 @@ Function* emitRunItems(GemmIrContext& c, IRBuilder<>& b, Value* args, Function* 
   b.CreateStore(c.c64(0), b.CreateStructGEP(ctxTy, ctx, 1));
   b.CreateCall(parallelFor, {worker, ctx, c.c64(count)});
   return worker;
+}
+
+Status verifyKernelFunctions(Module& module, const std::string& kernelName) {
+  std::string message;
+  raw_string_ostream os(message);
+  for (Function& fn : module) {
+    StringRef name = fn.getName();
+    bool ours = name == kernelName || name.starts_with(kernelName + ".");
+    if (ours && !fn.isDeclaration() && verifyFunction(fn, &os))
+      return makeError("kernel ", kernelName, ": generated invalid LLVM IR in ", name.str(), ": ",
+                       os.str());
+  }
+  return Status::success();
 }
 
 Function* makeItemsFunction(GemmIrContext& c, const std::string& suffix) {

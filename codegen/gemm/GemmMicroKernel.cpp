@@ -229,7 +229,20 @@ Function* emitMicroKernel(GemmIrContext& c, bool edge, int vectors) {
       b.CreateAlignedStore(v, at, Align(4));
   };
 
-  // The k loop: acc[i][j] += splat(Ap[k*mr + i]) * Bp[k*nr + 8j .. +8].
+  // The k loop: acc[i][s] += splat(Ap[k*mr + i]) * Bp[k*nr + slot s's columns]. A slot is
+  // 16 columns (one zmm) when the plan's lanes allow and two 8-column vectors remain, else 8.
+  struct Slot {
+    int first; ///< the first 8-column vector it covers
+    int width; ///< 8 or 16 floats
+  };
+  std::vector<Slot> slots;
+  for (int j = 0; j < nv;) {
+    int width = p.lanes >= 16 && j + 1 < nv ? 16 : 8;
+    slots.push_back({j, width});
+    j += width / 8;
+  }
+  const int ns = int(slots.size());
+  auto vecTy = [&](int width) { return FixedVectorType::get(c.f32, unsigned(width)); };
   BasicBlock* entry = b.GetInsertBlock();
   BasicBlock* header = BasicBlock::Create(c.ctx, "k.header", f);
   BasicBlock* body = BasicBlock::Create(c.ctx, "k.body", f);
@@ -238,34 +251,54 @@ Function* emitMicroKernel(GemmIrContext& c, bool edge, int vectors) {
   b.SetInsertPoint(header);
   PHINode* k = b.CreatePHI(c.i64, 2, "k");
   k->addIncoming(c.c64(0), entry);
-  std::vector<PHINode*> accPhi;
+  std::vector<PHINode*> slotPhi;
   for (int i = 0; i < mr; ++i)
-    for (int j = 0; j < nv; ++j) {
-      PHINode* phi = b.CreatePHI(c.v8f32, 2, "acc" + std::to_string(i) + "_" + std::to_string(j));
-      phi->addIncoming(c.vf(0.0f), entry);
-      accPhi.push_back(phi);
+    for (int t = 0; t < ns; ++t) {
+      Type* ty = vecTy(slots[size_t(t)].width);
+      PHINode* phi = b.CreatePHI(ty, 2, "acc" + std::to_string(i) + "_" + std::to_string(t));
+      phi->addIncoming(ConstantFP::get(ty, 0.0), entry);
+      slotPhi.push_back(phi);
     }
   b.CreateCondBr(b.CreateICmpSLT(k, kLen), body, done);
   b.SetInsertPoint(body);
   Value* bRow = floatGep(b, bp, b.CreateMul(k, c.c64(p.nr)), "b.row");
   Value* aCol = floatGep(b, ap, b.CreateMul(k, c.c64(p.mr)), "a.col");
   std::vector<Value*> bVec;
-  for (int j = 0; j < nv; ++j)
-    bVec.push_back(b.CreateAlignedLoad(c.v8f32, floatGep(b, bRow, c.c64(8 * j)), Align(4), "b"));
+  for (const Slot& slot : slots)
+    bVec.push_back(b.CreateAlignedLoad(vecTy(slot.width), floatGep(b, bRow, c.c64(8 * slot.first)),
+                                       Align(4), "b"));
   for (int i = 0; i < mr; ++i) {
     Value* a = b.CreateAlignedLoad(c.f32, floatGep(b, aCol, c.c64(i)), Align(4), "a");
-    Value* aSplat = b.CreateVectorSplat(8, a);
-    for (int j = 0; j < nv; ++j) {
-      PHINode* phi = accPhi[i * nv + j];
-      phi->addIncoming(b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {aSplat, bVec[j], phi}),
-                       body);
+    Value* aSplat[2] = {b.CreateVectorSplat(8, a),
+                        p.lanes >= 16 ? b.CreateVectorSplat(16, a) : nullptr};
+    for (int t = 0; t < ns; ++t) {
+      PHINode* phi = slotPhi[size_t(i * ns + t)];
+      Value* splat = aSplat[slots[size_t(t)].width == 16 ? 1 : 0];
+      phi->addIncoming(
+          b.CreateIntrinsic(Intrinsic::fmuladd, {phi->getType()}, {splat, bVec[size_t(t)], phi}),
+          body);
     }
   }
   k->addIncoming(b.CreateAdd(k, c.c64(1), "k.next", true, true), body);
   b.CreateBr(header);
 
-  // Add the partial sums of earlier K blocks.
+  // From here on the tile is handled in 8-column vectors: a 16-float slot splits in halves
+  // (the upper half of a zmm is a free ymm view).
   b.SetInsertPoint(done);
+  std::vector<Value*> accPhi;
+  for (int i = 0; i < mr; ++i)
+    for (int t = 0; t < ns; ++t) {
+      Value* v = slotPhi[size_t(i * ns + t)];
+      if (slots[size_t(t)].width == 8) {
+        accPhi.push_back(v);
+        continue;
+      }
+      accPhi.push_back(b.CreateShuffleVector(v, ArrayRef<int>{0, 1, 2, 3, 4, 5, 6, 7}, "lo"));
+      accPhi.push_back(b.CreateShuffleVector(v, ArrayRef<int>{8, 9, 10, 11, 12, 13, 14, 15}, "hi"));
+    }
+  BasicBlock* kExit = b.GetInsertBlock();
+
+  // Add the partial sums of earlier K blocks.
   BasicBlock* addC = BasicBlock::Create(c.ctx, "add.c", f);
   BasicBlock* join = BasicBlock::Create(c.ctx, "join", f);
   b.CreateCondBr(accumulate, addC, join);
@@ -279,7 +312,7 @@ Function* emitMicroKernel(GemmIrContext& c, bool edge, int vectors) {
   std::vector<Value*> acc;
   for (size_t t = 0; t < accPhi.size(); ++t) {
     PHINode* phi = b.CreatePHI(c.v8f32, 2, "sum");
-    phi->addIncoming(accPhi[t], done);
+    phi->addIncoming(accPhi[t], kExit);
     phi->addIncoming(summed[t], addC);
     acc.push_back(phi);
   }

@@ -53,13 +53,14 @@ int hostVectorRegisters() {
 }
 
 void chooseRegisterTile(int64_t m, int registers, int64_t& mr, int64_t& nr) {
-  // mr*nr/8 accumulators + nr/8 B vectors + one broadcast of A must fit the registers. With
-  // 32 of them an 8×24 tile (24 accumulators) halves the loads per FMA of 6×16 and measured
-  // 10-25% faster on Zen 4 convolutions. Skinny M keeps ≥ 8 independent accumulators so the
-  // two FMA pipes (latency 4) stay busy.
+  // mr*nr/lanes accumulators + nr/lanes B vectors + one broadcast of A must fit the registers.
+  // With AVX-512's 32 of them the k loop runs on 16-float vectors: 8×48 (24 accumulators)
+  // issues one FMA per 16 outputs — CPUs with 512-bit FMA units (Zen 5, Intel's) do twice the
+  // work per FMA of the 8×24 tile in ymm, which on Zen 4 costs the same. Skinny M (GEMV-like,
+  // bound by streaming B) keeps the flatter tiles below, whatever the vector width.
   if (registers >= 32 && m >= 8) {
     mr = 8;
-    nr = 24;
+    nr = 48;
     return;
   }
   switch (m) {
@@ -148,17 +149,18 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
   // Register tile and cache blocks.
   const int registers = s.vectorRegisters > 0 ? s.vectorRegisters : hostVectorRegisters();
   p.registers = registers;
+  p.lanes = registers >= 32 ? 16 : 8;
   chooseRegisterTile(p.M, registers, p.mr, p.nr);
   if (s.mr > 0)
     p.mr = s.mr;
   if (s.nr > 0)
     p.nr = s.nr;
   const int64_t maxAccumulators = registers >= 32 ? 28 : 14;
-  if (p.nr % 8 || p.mr < 1 || p.mr * (p.nr / 8) > maxAccumulators || p.nr > 64)
+  if (p.nr % 8 || p.mr < 1 || tileAccumulators(p.mr, p.nr, p.lanes) > maxAccumulators || p.nr > 64)
     return where("register tile " + std::to_string(p.mr) + "x" + std::to_string(p.nr) +
-                 " does not fit: nr must be a multiple of 8 and mr*nr/8 at most " +
-                 std::to_string(maxAccumulators) + " (" + std::to_string(registers) +
-                 " vector registers)");
+                 " does not fit: nr must be a multiple of 8 and mr*ceil(nr/" +
+                 std::to_string(p.lanes) + ") at most " + std::to_string(maxAccumulators) + " (" +
+                 std::to_string(registers) + " vector registers)");
   p.kc = std::max<int64_t>(
       1, balancedBlock(std::max<int64_t>(p.K, 1), s.kc > 0 ? s.kc : kDefaultKc, 1));
 

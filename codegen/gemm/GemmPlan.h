@@ -44,6 +44,9 @@ struct GemmPlan {
   int64_t mr = 6, nr = 16, mc = 0, kc = 0, nc = 0;
   /// Vector registers of the target planned for (16: AVX2, which also has no scatter; 32).
   int registers = 16;
+  /// Floats per accumulator vector of the micro-kernel's k loop: 16 (zmm) with AVX-512's 32
+  /// registers, else 8. Packing, masks and the fused store stay in 8-float vectors.
+  int lanes = 8;
   int64_t mParts = 1, mPart = 0; ///< M split for parallelism (mPart is a multiple of mr)
   int64_t nParts = 1, nPart = 0; ///< N split for parallelism (nPart is a multiple of nr)
   OperandAccess a, b;
@@ -80,7 +83,14 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads = 0);
 int hostVectorRegisters();
 
 /// The register tile the generator uses for an M of `m` rows: 6×16 with 16 vector registers
-/// (AVX2), 8×24 with 32; a wider and flatter tile for skinny products (GEMV-like M < 6).
+/// (AVX2), 8×48 (in 16-float vectors) with AVX-512's 32; a wider and flatter tile for skinny
+/// products (GEMV-like M < 6, or < 8 with 32 registers).
 void chooseRegisterTile(int64_t m, int registers, int64_t& mr, int64_t& nr);
+
+/// Accumulator vectors of an mr × nr tile whose rows are held in `lanes`-float vectors (a
+/// remainder of 8 columns in one 8-float vector).
+inline int64_t tileAccumulators(int64_t mr, int64_t nr, int lanes) {
+  return mr * (nr / lanes + (nr % lanes != 0 ? 1 : 0));
+}
 
 } // namespace fb::cg

@@ -65,6 +65,25 @@ struct ConvGeometry {
   int64_t groups = 1;
 };
 
+/// How a convolution's products are formed (codegen/gemm). Auto: prepareKernels chooses per
+/// layer (codegen/gemm/Winograd.h); a schedule override (`conv=im2col|winograd`) forces one.
+enum class ConvAlgorithm { Auto, Im2col, Winograd };
+
+/// A 3×3, stride-1 convolution computed as Winograd F(m×m, 3×3), set by prepareWinograd: the
+/// input is cut into m×m output tiles, each tile's (m+2)² input patch and each filter are
+/// transformed, alpha² = (m+2)² independent GEMMs (tiles × Cin times Cin × Cout) multiply
+/// them, and an output transform gives the m×m outputs, where bias and epilogue apply.
+struct WinogradLayout {
+  int m = 4;                      ///< output tile side (2 or 4); alpha = m + 2 points
+  int uArg = -1;                  ///< Weight: transformed weights, packed as the GEMMs' B panels
+  int vArg = -1;                  ///< Scratch: transformed input tiles, packed as A panels
+  int mArg = -1;                  ///< Scratch: the GEMMs' products, [alpha²][tiles][Cout]
+  int chunkArg = -1;              ///< Scratch: the chunk of tiles the phases work on (an i64)
+  int64_t chunkTiles = 0;         ///< tiles per chunk (the GEMMs' M, a multiple of mr)
+  int64_t chunks = 0;             ///< chunks covering every image's tiles
+  int64_t mr = 0, nr = 0, kc = 0; ///< the GEMMs' register tile and K block (the packing's)
+};
+
 /// C[b, m, n] = alpha * sum_k A[b, m, k] * B[b, k, n] (+ bias) then the epilogue, for b in
 /// [0, batch). Element (m, k) of A in batch b is at A[b*aBatchStride + m*aRowStride +
 /// k*aColStride] (likewise B and C), so transposed operands are just swapped strides.
@@ -102,6 +121,12 @@ struct GemmSpec {
   /// Vector registers of the target the kernel is compiled for (16 or 32); 0: the host's.
   int vectorRegisters = 0;
   bool parallel = true;
+
+  /// Convolutions: the algorithm asked for (a schedule override) and the Winograd tile side
+  /// asked for (0: chosen), and, once prepareWinograd chose Winograd, its layout.
+  ConvAlgorithm algorithm = ConvAlgorithm::Auto;
+  int winogradTile = 0;
+  std::optional<WinogradLayout> winograd;
 };
 
 /// True when a GEMM spec is a depthwise-like convolution the direct generator compiles:
@@ -114,6 +139,20 @@ inline bool isDepthwise(const GemmSpec& spec) {
   const ConvGeometry& c = *spec.conv;
   return c.groups == c.inChannels && spec.K == c.kernelH * c.kernelW &&
          c.groups * spec.M == c.outChannels && (c.groups > 1 || c.outChannels == 1);
+}
+
+/// True when a GEMM spec is a convolution Winograd F(m×m, 3×3) computes (codegen/gemm/
+/// Winograd.h): 3×3, stride 1, no dilation, one group, constant weights, no bias or one per
+/// output channel, and tensors small enough for 32-bit element offsets.
+inline bool winogradApplies(const GemmSpec& spec) {
+  if (!spec.conv || !spec.constantA ||
+      (spec.bias != GemmSpec::Bias::None && spec.bias != GemmSpec::Bias::PerRow))
+    return false;
+  const ConvGeometry& g = *spec.conv;
+  const int64_t maxOffset = int64_t(1) << 31;
+  return g.kernelH == 3 && g.kernelW == 3 && g.strideH == 1 && g.strideW == 1 && g.dilationH == 1 &&
+         g.dilationW == 1 && g.groups == 1 && g.batch * g.inChannels * g.inH * g.inW < maxOffset &&
+         g.batch * g.outChannels * g.outH * g.outW < maxOffset;
 }
 
 } // namespace fb::cg

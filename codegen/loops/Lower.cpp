@@ -748,6 +748,9 @@ Expected<std::vector<Kernel>> lowerGraph(const Graph& graph, const LowerOptions&
   const std::vector<ScheduleOverride>& overrides = options.scheduleOverrides;
   std::vector<bool> used(overrides.size(), false);
   std::vector<Kernel> kernels;
+  const bool quantizes = std::any_of(graph.nodes().begin(), graph.nodes().end(), [](const auto& n) {
+    return n->op() == OpKind::QuantizeLinear;
+  });
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     const Node& node = *graph.nodes()[i];
     if (runsInterpreted(node)) {
@@ -769,6 +772,11 @@ Expected<std::vector<Kernel>> lowerGraph(const Graph& graph, const LowerOptions&
     }
     NodeLowering lowering(node, kernelNameFor(node, i), options);
     FB_ASSIGN_OR_RETURN(Kernel k, lowering.run());
+    // Winograd's transforms round about ten times as much as the direct sum; in a QDQ graph
+    // a result quantized downstream could land on the other side of a rounding step, so there
+    // convolutions keep im2col unless a schedule asks otherwise.
+    if (k.gemm && k.gemm->conv && quantizes)
+      k.gemm->algorithm = ConvAlgorithm::Im2col;
     k.body = simplify(k.body);
     StmtPtr unscheduled = k.body;
     const ScheduleOverride* ov = nullptr;

@@ -54,14 +54,14 @@ Expected<std::vector<ScheduleOverride>> parseScheduleOverrides(std::string_view 
         continue;
       size_t eq = d.find('=');
       ScheduleDirective dir{trim(d.substr(0, eq)), eq == std::string::npos ? "" : trim(d.substr(eq + 1))};
-      static const std::set<std::string> known = {"none", "default", "split", "tile", "reorder",
-                                                  "fuse", "vectorize", "unroll", "parallel",
-                                                  "cache", "mr", "nr", "mc", "kc", "nc",
-                                                  "block", "regtile"};
+      static const std::set<std::string> known = {
+          "none",      "default", "split",    "tile",  "reorder", "fuse",
+          "vectorize", "unroll",  "parallel", "cache", "mr",      "nr",
+          "mc",        "kc",      "nc",       "block", "regtile", "conv"};
       if (!known.count(dir.name))
         return makeError("unknown directive '", dir.name, "' in '", entry,
                          "' (none, default, split, tile, reorder, fuse, vectorize, unroll, "
-                         "parallel, cache, mr, nr, mc, kc, nc, block, regtile)");
+                         "parallel, cache, mr, nr, mc, kc, nc, block, regtile, conv)");
       bool needsValue = dir.name != "none" && dir.name != "default";
       if (needsValue == dir.value.empty())
         return makeError("directive '", d, "' ",
@@ -207,6 +207,24 @@ Status applyScheduleOverride(Kernel& kernel, const StmtPtr& unscheduled,
         return fail(makeError("threads per block must be a multiple of 32 in [32, 256]"));
       if (d.name == "regtile" && v != 1 && v != 2 && v != 4 && v != 8)
         return fail(makeError("a register tile side is 1, 2, 4 or 8"));
+    } else if (d.name == "conv") {
+      // The convolution algorithm of a GEMM-class convolution (codegen/gemm/Winograd.h).
+      if (!kernel.gemm || !kernel.gemm->conv || isDepthwise(*kernel.gemm))
+        return fail(makeError("the kernel is not an im2col convolution (conv= applies to "
+                              "GEMM-class Conv kernels)"));
+      GemmSpec& g = *kernel.gemm;
+      if (d.value == "im2col") {
+        g.algorithm = ConvAlgorithm::Im2col;
+      } else if (d.value == "winograd" || d.value == "winograd2" || d.value == "winograd4") {
+        if (!winogradApplies(g))
+          return fail(makeError("Winograd needs a 3x3 convolution with stride 1, no dilation, "
+                                "one group, constant weights and a bias per channel"));
+        g.algorithm = ConvAlgorithm::Winograd;
+        g.winogradTile = d.value == "winograd2" ? 2 : 4;
+      } else {
+        return fail(
+            makeError("conv is im2col, winograd, winograd2 or winograd4, not '", d.value, "'"));
+      }
     } else if (d.name == "cache") {
       r = cacheReductions(s, d.value);
       if (r.ok() && equal(*r, s))

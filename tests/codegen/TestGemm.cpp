@@ -2,6 +2,7 @@
 // double-precision reference, for odd sizes, strides, constant operands, bias kinds, every
 // epilogue, convolution geometries, blocking overrides and 1 or 2 threads.
 #include "codegen/gemm/GemmEmitter.h"
+#include "codegen/gemm/GemmPlan.h"
 #include "tests/support/GemmHarness.h"
 
 #include <llvm/IR/LLVMContext.h>
@@ -555,7 +556,8 @@ private Q_SLOTS:
         check(makeMatMul(c), 2, "overrides");
       }
     c.mr = 8;
-    c.nr = 32; // 32 accumulators: rejected, does not fit even 32 vector registers
+    c.nr = 64; // 64 accumulators in 8-float vectors, 32 in 16-float ones: fits neither 16
+               // nor 32 vector registers
     Problem pr = makeMatMul(c);
     auto fn = m_jit->compile(pr.kernel);
     QVERIFY(!fn.ok());
@@ -654,6 +656,39 @@ private Q_SLOTS:
         c.constB = false;
         check(makeMatMul(c), 1, "column edge, AVX2 plan, K blocks");
       }
+  }
+
+  /// AVX-512 plans run the k loop on 16-float vectors: tiles of whole zmm slots, and of a zmm
+  /// plus one 8-float vector (nr = 24, 40), edge rows and columns, several K blocks, and the
+  /// fused store on the split halves.
+  void wideTiles() {
+    if (hostVectorRegisters() < 32)
+      QSKIP("the host has no AVX-512: 16-float tiles cannot run here");
+    struct Tile {
+      int64_t mr, nr;
+    };
+    for (Tile t : {Tile{8, 48}, Tile{7, 24}, Tile{5, 40}, Tile{3, 64}, Tile{12, 32}, Tile{1, 8}})
+      for (bool constB : {false, true}) {
+        MatMulCase c;
+        c.M = 29;
+        c.N = 101;
+        c.K = 70;
+        c.kc = 24;
+        c.mr = t.mr;
+        c.nr = t.nr;
+        c.registers = 32;
+        c.constB = constB;
+        c.bias = GemmSpec::Bias::PerColumn;
+        c.epilogue = {op(EpilogueOp::Kind::AddTensor), op(EpilogueOp::Kind::Relu)};
+        std::string what = std::to_string(t.mr) + "x" + std::to_string(t.nr) + " zmm tile";
+        check(makeMatMul(c), 2, what.c_str());
+      }
+    // The default AVX-512 tile (8×48) on a convolution with an N remainder of one column
+    // (7×7 = 48 + 1) and M not a multiple of 8.
+    ConvCase c = conv(1, 40, 7, 7, 60, 3, 3, 1, 1, 1, 1);
+    c.bias = GemmSpec::Bias::PerRow;
+    c.epilogue = {op(EpilogueOp::Kind::AddTensor), op(EpilogueOp::Kind::Relu)};
+    check(makeConv(c), 2, "7x7 conv, zmm tile");
   }
 
   /// The unoptimized IR computes the same (the -O0 pipeline of the executor).

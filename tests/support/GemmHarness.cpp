@@ -2,6 +2,7 @@
 #include "tests/support/GemmHarness.h"
 
 #include "codegen/gemm/GemmEmitter.h"
+#include "codegen/gemm/Winograd.h"
 #include "codegen/llvm/Jit.h"
 
 #include <llvm/IR/Module.h>
@@ -29,8 +30,14 @@ Expected<std::unique_ptr<GemmHarness>> GemmHarness::create() {
   return h;
 }
 
-Expected<FbKernelFn> GemmHarness::compile(Kernel& kernel, bool optimize) {
-  FB_TRY(packConstantOperands(kernel));
+Expected<FbKernelFn> GemmHarness::compile(Kernel& kernel, bool optimize,
+                                          int64_t winogradChunkBytes) {
+  bool winograd = false;
+  if (kernel.gemm && kernel.gemm->algorithm == ConvAlgorithm::Winograd) {
+    FB_ASSIGN_OR_RETURN(winograd, prepareWinograd(kernel, winogradChunkBytes));
+  }
+  if (!winograd)
+    FB_TRY(packConstantOperands(kernel));
   if (!optimize && !m_impl->unoptimized) {
     JitOptions options;
     options.optLevel = 0;

@@ -21,8 +21,11 @@ public:
   GemmHarness& operator=(const GemmHarness&) = delete;
 
   /// Packs the kernel's constant operands (appending Weight args to `kernel`), emits it,
-  /// optimizes at O3 (or not at all when `optimize` is false) and returns its entry point.
-  Expected<FbKernelFn> compile(Kernel& kernel, bool optimize = true);
+  /// optimizes at O3 (or not at all when `optimize` is false) and returns its entry point. A
+  /// convolution whose spec asks for Winograd (ConvAlgorithm::Winograd) is prepared as one,
+  /// its chunks of tiles bounded by `winogradChunkBytes` (0: the generator's default).
+  Expected<FbKernelFn> compile(Kernel& kernel, bool optimize = true,
+                               int64_t winogradChunkBytes = 0);
 
   /// The LLVM IR (before optimization) of the last compiled kernel, for debugging.
   const std::string& lastIr() const { return m_lastIr; }

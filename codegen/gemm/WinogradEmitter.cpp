@@ -1,0 +1,348 @@
+// The Winograd F(m×m, 3×3) kernel (see Winograd.h): per chunk of tiles, the input transform
+// writes V = Bᵀ d B as the GEMMs' A panels, the alpha² GEMMs run on the generator's
+// micro-kernels, and the output transform Y = Aᵀ M A applies bias and epilogue and stores.
+#include "codegen/gemm/GemmIrBuilder.h"
+#include "codegen/gemm/Winograd.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <algorithm>
+
+namespace fb::cg {
+
+using namespace llvm;
+// fb::Value (a graph value) would otherwise shadow llvm::Value here.
+using gemmir::emitFor;
+using gemmir::emitMin;
+using gemmir::floatGep;
+using gemmir::GemmIrContext;
+using gemmir::loadArg;
+using llvm::Value;
+
+namespace {
+
+constexpr int kLanes = 8;
+/// Input channels per work item of the input transform: neighbouring channels' values share
+/// cache lines of the A panels, so one thread writes them all.
+constexpr int64_t kChannelsPerItem = 8;
+
+/// Work items of the input transform (blocks of channels) and of the output transform (runs
+/// of one tile row's worth of tiles: tiles side by side write the same output cache lines).
+int64_t inputItems(const ConvGeometry& cv) {
+  return (cv.inChannels + kChannelsPerItem - 1) / kChannelsPerItem;
+}
+int64_t tilesPerOutputItem(const ConvGeometry& cv, const WinogradLayout& w) {
+  return std::min<int64_t>(w.chunkTiles, std::max<int64_t>(8, (cv.outW + w.m - 1) / w.m));
+}
+
+/// L X Lᵀ on a q×q matrix of vectors (row-major) for the p×q matrix L: out[i][j] =
+/// Σ_k Σ_l L[i][k] X[k][l] L[j][l], skipping zero coefficients and multiplying by ±1 as adds.
+std::vector<Value*> sandwich(GemmIrContext& c, IRBuilder<>& b, const std::vector<Value*>& x, int q,
+                             const std::vector<double>& l, int p) {
+  auto combine = [&](auto term, auto coefficient) -> Value* {
+    Value* acc = nullptr;
+    for (int k = 0; k < q; ++k) {
+      double w = coefficient(k);
+      if (w == 0)
+        continue;
+      Value* v = term(k);
+      if (!acc)
+        acc = w == 1 ? v : w == -1 ? b.CreateFNeg(v) : b.CreateFMul(v, c.vf(float(w)));
+      else if (w == 1)
+        acc = b.CreateFAdd(acc, v);
+      else if (w == -1)
+        acc = b.CreateFSub(acc, v);
+      else
+        acc = b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {v, c.vf(float(w)), acc});
+    }
+    return acc ? acc : c.vf(0.0f);
+  };
+  std::vector<Value*> t(size_t(p * q)), out(size_t(p * p));
+  for (int i = 0; i < p; ++i)
+    for (int j = 0; j < q; ++j)
+      t[size_t(i * q + j)] = combine([&](int k) { return x[size_t(k * q + j)]; },
+                                     [&](int k) { return l[size_t(i * q + k)]; });
+  for (int i = 0; i < p; ++i)
+    for (int j = 0; j < p; ++j)
+      out[size_t(i * p + j)] = combine([&](int k) { return t[size_t(i * q + k)]; },
+                                       [&](int k) { return l[size_t(j * q + k)]; });
+  return out;
+}
+
+Value* laneIds(Type* elem) {
+  SmallVector<Constant*, kLanes> lanes;
+  for (int l = 0; l < kLanes; ++l)
+    lanes.push_back(ConstantInt::get(elem, l));
+  return ConstantVector::get(lanes);
+}
+
+/// The geometry both transforms share.
+struct Tiling {
+  int m = 4, alpha = 6;
+  int64_t tilesH = 0, tilesW = 0, tiles = 0, chunkTiles = 0;
+};
+
+Tiling tilingOf(const ConvGeometry& cv, const WinogradLayout& w) {
+  Tiling t;
+  t.m = w.m;
+  t.alpha = w.m + 2;
+  t.tilesH = (cv.outH + w.m - 1) / w.m;
+  t.tilesW = (cv.outW + w.m - 1) / w.m;
+  t.tiles = cv.batch * t.tilesH * t.tilesW;
+  t.chunkTiles = w.chunkTiles;
+  return t;
+}
+
+/// `<kernel>.wgInput(args, begin, end)`: for blocks [begin, end) of kChannelsPerItem input
+/// channels, every 8 tiles of the
+/// chunk: gather the alpha×alpha patches (zero outside the image and past the last tile),
+/// transform, and store each ξ's 8 values into the A panels of GEMM ξ (K-block-major, as
+/// emitItems reads a pre-packed A).
+Function* emitInputTransform(GemmIrContext& c, const WinogradLayout& w, const GemmPlan& gp) {
+  const ConvGeometry& cv = *c.spec.conv;
+  const WinogradMatrices& mats = winogradMatrices(w.m);
+  const Tiling tl = tilingOf(cv, w);
+  const int alpha = tl.alpha;
+  Function* f = gemmir::makeItemsFunction(c, "wgInput");
+  Value* argv = f->getArg(0);
+  IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
+  Value* x = loadArg(b, argv, c.spec.bArg, "X");
+  Value* v = loadArg(b, argv, w.vArg, "V");
+  Value* chunk = b.CreateLoad(c.i64, loadArg(b, argv, w.chunkArg, "chunk.at"), "chunk");
+  Value* tile0 = b.CreateTrunc(b.CreateMul(chunk, c.c64(tl.chunkTiles)), c.i32, "tile0");
+  auto splat = [&](int64_t k) { return b.CreateVectorSplat(kLanes, ConstantInt::get(c.i32, k)); };
+  const int64_t sliceFloats = gp.aPanels * gp.K * gp.mr;
+  Value* ciBegin = b.CreateMul(f->getArg(1), c.c64(kChannelsPerItem));
+  Value* ciEnd =
+      emitMin(b, c.c64(cv.inChannels), b.CreateMul(f->getArg(2), c.c64(kChannelsPerItem)));
+  emitFor(b, ciBegin, ciEnd, c.c64(1), "ci", [&](Value* ci) {
+    Value* pc = b.CreateMul(b.CreateUDiv(ci, c.c64(gp.kc)), c.c64(gp.kc), "pc");
+    Value* kLen = emitMin(b, c.c64(gp.kc), b.CreateSub(c.c64(gp.K), pc));
+    Value* channel = b.CreateVectorSplat(
+        kLanes, b.CreateTrunc(b.CreateMul(ci, c.c64(cv.inH * cv.inW)), c.i32), "channel");
+    Value* vBase = b.CreateAdd(b.CreateMul(pc, c.c64(gp.aPanels * gp.mr)),
+                               b.CreateMul(b.CreateSub(ci, pc), c.c64(gp.mr)), "v.base");
+    emitFor(b, c.c64(0), c.c64(tl.chunkTiles / kLanes), c.c64(1), "group", [&](Value* group) {
+      Value* t0 = b.CreateMul(group, c.c64(kLanes), "t0");
+      Value* tile =
+          b.CreateAdd(b.CreateVectorSplat(kLanes, b.CreateAdd(tile0, b.CreateTrunc(t0, c.i32))),
+                      laneIds(c.i32), "tile");
+      Value* valid = b.CreateICmpULT(tile, splat(tl.tiles), "valid");
+      Value* image = b.CreateUDiv(tile, splat(tl.tilesH * tl.tilesW));
+      Value* inImage = b.CreateURem(tile, splat(tl.tilesH * tl.tilesW));
+      Value* ty = b.CreateUDiv(inImage, splat(tl.tilesW));
+      Value* tx = b.CreateURem(inImage, splat(tl.tilesW));
+      Value* ih0 = b.CreateSub(b.CreateMul(ty, splat(tl.m)), splat(cv.padTop), "ih0");
+      Value* iw0 = b.CreateSub(b.CreateMul(tx, splat(tl.m)), splat(cv.padLeft), "iw0");
+      Value* base =
+          b.CreateAdd(b.CreateMul(image, splat(cv.inChannels * cv.inH * cv.inW)), channel, "base");
+      std::vector<Value*> d(size_t(alpha * alpha));
+      for (int r = 0; r < alpha; ++r) {
+        Value* ih = b.CreateAdd(ih0, splat(r));
+        Value* rowOk = b.CreateAnd(valid, b.CreateICmpULT(ih, splat(cv.inH)));
+        Value* row = b.CreateAdd(base, b.CreateMul(ih, splat(cv.inW)));
+        for (int q = 0; q < alpha; ++q) {
+          Value* iw = b.CreateAdd(iw0, splat(q));
+          Value* ok = b.CreateAnd(rowOk, b.CreateICmpULT(iw, splat(cv.inW)), "inside");
+          // Lanes outside the image read element 0 (always mapped) with their mask off.
+          Value* idx = b.CreateSelect(ok, b.CreateAdd(row, iw), splat(0));
+          Value* ptrs = b.CreateGEP(c.f32, x, b.CreateSExt(idx, FixedVectorType::get(c.i64, 8)));
+          d[size_t(r * alpha + q)] =
+              b.CreateMaskedGather(c.v8f32, ptrs, Align(4), ok, c.vf(0.0f), "d");
+        }
+      }
+      std::vector<Value*> transformed = sandwich(c, b, d, alpha, mats.bt, alpha);
+      // Tiles t0 .. t0+7 of the chunk: one whole A panel (mr = 8) or two (mr = 4).
+      Value* panel = b.CreateUDiv(t0, c.c64(gp.mr));
+      Value* at = b.CreateAdd(vBase, b.CreateMul(panel, b.CreateMul(kLen, c.c64(gp.mr))));
+      Value* nextPanel = b.CreateMul(kLen, c.c64(gp.mr));
+      for (int xi = 0; xi < alpha * alpha; ++xi) {
+        Value* dst = floatGep(b, v, b.CreateAdd(at, c.c64(xi * sliceFloats)));
+        Value* val = transformed[size_t(xi)];
+        if (gp.mr == kLanes) {
+          b.CreateAlignedStore(val, dst, Align(4));
+        } else {
+          b.CreateAlignedStore(b.CreateShuffleVector(val, ArrayRef<int>{0, 1, 2, 3}), dst,
+                               Align(4));
+          b.CreateAlignedStore(b.CreateShuffleVector(val, ArrayRef<int>{4, 5, 6, 7}),
+                               floatGep(b, dst, nextPanel), Align(4));
+        }
+      }
+    });
+  });
+  b.CreateRetVoid();
+  return f;
+}
+
+/// `<kernel>.wgOutput(args, begin, end)`: for runs [begin, end) of tilesPerOutputItem tiles of
+/// the chunk, every 8 output
+/// channels: load the alpha² products, transform to the m×m outputs, apply alpha, bias and the
+/// epilogue, and store each output pixel's 8 channels (scalar stores in whole tiles, a masked
+/// scatter at the image's right and bottom edges).
+Function* emitOutputTransform(GemmIrContext& c, const WinogradLayout& w) {
+  const GemmSpec& s = c.spec;
+  const ConvGeometry& cv = *s.conv;
+  const WinogradMatrices& mats = winogradMatrices(w.m);
+  const Tiling tl = tilingOf(cv, w);
+  const int alpha = tl.alpha, m = tl.m;
+  const int64_t cout = cv.outChannels, hw = cv.outH * cv.outW;
+  Function* f = gemmir::makeItemsFunction(c, "wgOutput");
+  Value* argv = f->getArg(0);
+  Function* fn = f;
+  IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
+  Value* products = loadArg(b, argv, w.mArg, "M");
+  Value* y = loadArg(b, argv, s.cArg, "Y");
+  Value* bias = s.bias == GemmSpec::Bias::PerRow ? loadArg(b, argv, s.biasArg, "bias") : nullptr;
+  std::vector<Value*> residual(c.kernel.args.size(), nullptr);
+  for (const EpilogueOp& op : s.epilogue)
+    if ((op.kind == EpilogueOp::Kind::AddTensor || op.kind == EpilogueOp::Kind::MulTensor) &&
+        !residual[size_t(op.arg)])
+      residual[size_t(op.arg)] = loadArg(b, argv, op.arg, "residual");
+  Value* chunk = b.CreateLoad(c.i64, loadArg(b, argv, w.chunkArg, "chunk.at"), "chunk");
+  Value* tile0 = b.CreateMul(chunk, c.c64(tl.chunkTiles), "tile0");
+  Value* laneOffsets =
+      b.CreateMul(laneIds(c.i64), b.CreateVectorSplat(kLanes, c.c64(hw)), "lane.offsets");
+  const int64_t productStride = tl.chunkTiles * cout; // from one ξ to the next
+
+  const int64_t perItem = tilesPerOutputItem(cv, w);
+  Value* tBegin = b.CreateMul(f->getArg(1), c.c64(perItem));
+  Value* tEnd = emitMin(b, c.c64(tl.chunkTiles), b.CreateMul(f->getArg(2), c.c64(perItem)));
+  emitFor(b, tBegin, tEnd, c.c64(1), "t", [&](Value* t) {
+    Value* tile = b.CreateAdd(tile0, t, "tile");
+    BasicBlock* live = BasicBlock::Create(c.ctx, "tile.live", fn);
+    BasicBlock* next = BasicBlock::Create(c.ctx, "tile.next", fn);
+    b.CreateCondBr(b.CreateICmpULT(tile, c.c64(tl.tiles)), live, next);
+    b.SetInsertPoint(live);
+    Value* image = b.CreateUDiv(tile, c.c64(tl.tilesH * tl.tilesW));
+    Value* inImage = b.CreateURem(tile, c.c64(tl.tilesH * tl.tilesW));
+    Value* oh0 = b.CreateMul(b.CreateUDiv(inImage, c.c64(tl.tilesW)), c.c64(m), "oh0");
+    Value* ow0 = b.CreateMul(b.CreateURem(inImage, c.c64(tl.tilesW)), c.c64(m), "ow0");
+    Value* whole = b.CreateAnd(b.CreateICmpSLE(b.CreateAdd(oh0, c.c64(m)), c.c64(cv.outH)),
+                               b.CreateICmpSLE(b.CreateAdd(ow0, c.c64(m)), c.c64(cv.outW)));
+    Value* pixel0 = b.CreateAdd(b.CreateMul(image, c.c64(cout * hw)),
+                                b.CreateAdd(b.CreateMul(oh0, c.c64(cv.outW)), ow0), "pixel0");
+    Value* rowOfTile = b.CreateAdd(b.CreateMul(t, c.c64(cout)), c.c64(0));
+
+    // One block of 8 output channels from co0; `masked`: the last, partial block.
+    auto emitBlock = [&](Value* co0, bool masked, bool edge) {
+      Value* coMask = nullptr;
+      if (masked)
+        coMask = b.CreateICmpSLT(laneIds(c.i32),
+                                 b.CreateVectorSplat(kLanes, ConstantInt::get(c.i32, cout % 8)));
+      std::vector<Value*> mv(size_t(alpha * alpha));
+      for (int xi = 0; xi < alpha * alpha; ++xi) {
+        Value* at = floatGep(b, products,
+                             b.CreateAdd(b.CreateAdd(rowOfTile, co0), c.c64(xi * productStride)));
+        mv[size_t(xi)] =
+            masked
+                ? static_cast<Value*>(b.CreateMaskedLoad(c.v8f32, at, Align(4), coMask, c.vf(0.0f)))
+                : b.CreateAlignedLoad(c.v8f32, at, Align(4));
+      }
+      std::vector<Value*> out = sandwich(c, b, mv, alpha, mats.at, m);
+      Value* biasVec = nullptr;
+      if (bias) {
+        Value* at = floatGep(b, bias, co0);
+        biasVec =
+            masked
+                ? static_cast<Value*>(b.CreateMaskedLoad(c.v8f32, at, Align(4), coMask, c.vf(0.0f)))
+                : b.CreateAlignedLoad(c.v8f32, at, Align(4));
+      }
+      Value* channelOffsets =
+          b.CreateAdd(laneOffsets, b.CreateVectorSplat(kLanes, b.CreateMul(co0, c.c64(hw))));
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < m; ++j) {
+          Value* pixel = b.CreateAdd(pixel0, c.c64(int64_t(i) * cv.outW + j));
+          Value* offsets = b.CreateAdd(channelOffsets, b.CreateVectorSplat(kLanes, pixel));
+          Value* mask = coMask;
+          if (edge) {
+            Value* inside =
+                b.CreateAnd(b.CreateICmpSLT(b.CreateAdd(oh0, c.c64(i)), c.c64(cv.outH)),
+                            b.CreateICmpSLT(b.CreateAdd(ow0, c.c64(j)), c.c64(cv.outW)));
+            Value* insideVec = b.CreateVectorSplat(kLanes, inside);
+            mask = mask ? b.CreateAnd(mask, insideVec) : insideVec;
+          }
+          auto readAt = [&](Value* base) -> Value* {
+            if (mask)
+              return b.CreateMaskedGather(c.v8f32, b.CreateGEP(c.f32, base, offsets), Align(4),
+                                          mask, c.vf(0.0f));
+            Value* r = PoisonValue::get(c.v8f32);
+            for (int l = 0; l < kLanes; ++l) {
+              Value* e = b.CreateAlignedLoad(
+                  c.f32, floatGep(b, base, b.CreateExtractElement(offsets, uint64_t(l))), Align(4));
+              r = b.CreateInsertElement(r, e, uint64_t(l));
+            }
+            return r;
+          };
+          Value* val =
+              gemmir::finishAccumulator(c, b, out[size_t(i * m + j)], biasVec,
+                                        [&](int arg) { return readAt(residual[size_t(arg)]); });
+          if (mask) {
+            b.CreateMaskedScatter(val, b.CreateGEP(c.f32, y, offsets), Align(4), mask);
+          } else {
+            for (int l = 0; l < kLanes; ++l)
+              b.CreateAlignedStore(b.CreateExtractElement(val, uint64_t(l)),
+                                   floatGep(b, y, b.CreateExtractElement(offsets, uint64_t(l))),
+                                   Align(4));
+          }
+        }
+    };
+    auto emitChannels = [&](bool edge) {
+      if (cout / 8 > 0)
+        emitFor(b, c.c64(0), c.c64(cout / 8 * 8), c.c64(8), "co0",
+                [&](Value* co0) { emitBlock(co0, false, edge); });
+      if (cout % 8)
+        emitBlock(c.c64(cout / 8 * 8), true, edge);
+    };
+    BasicBlock* wholeBlock = BasicBlock::Create(c.ctx, "tile.whole", fn);
+    BasicBlock* edgeBlock = BasicBlock::Create(c.ctx, "tile.edge", fn);
+    b.CreateCondBr(whole, wholeBlock, edgeBlock);
+    b.SetInsertPoint(wholeBlock);
+    emitChannels(false);
+    b.CreateBr(next);
+    b.SetInsertPoint(edgeBlock);
+    emitChannels(true);
+    b.CreateBr(next);
+    b.SetInsertPoint(next);
+  });
+  b.CreateRetVoid();
+  return f;
+}
+
+} // namespace
+
+Expected<Function*> emitWinogradKernel(Module& module, const Kernel& kernel) {
+  FB_ASSIGN_OR_RETURN(WinogradGemm gemm, winogradGemm(kernel));
+  if (module.getFunction(kernel.name))
+    return makeError("kernel ", kernel.name,
+                     ": a function of that name already exists in the module");
+  const WinogradLayout& w = *kernel.gemm->winograd;
+  const GemmPlan& plan = gemm.plan;
+  GemmIrContext conv(module, kernel, plan);
+  GemmIrContext products(module, gemm.kernel, plan);
+  Function* items = gemmir::emitWorkItems(products, nullptr, nullptr);
+  Function* input = emitInputTransform(conv, w, plan);
+  Function* output = emitOutputTransform(conv, w);
+
+  Function* entry = conv.makeFunction("", Type::getVoidTy(conv.ctx), {conv.ptr}, false);
+  Value* argv = entry->getArg(0);
+  argv->setName("args");
+  entry->addParamAttr(0, Attribute::NoAlias);
+  IRBuilder<> b(BasicBlock::Create(conv.ctx, "entry", entry));
+  Value* chunkAt = loadArg(b, argv, w.chunkArg, "chunk.at");
+  const bool parallel = kernel.gemm->parallel;
+  const ConvGeometry& cv = *kernel.gemm->conv;
+  const int64_t perItem = tilesPerOutputItem(cv, w);
+  emitFor(b, conv.c64(0), conv.c64(w.chunks), conv.c64(1), "chunk", [&](Value* chunk) {
+    b.CreateStore(chunk, chunkAt);
+    gemmir::emitRunItems(conv, b, argv, input, inputItems(cv), parallel, "wgInputWorker");
+    gemmir::emitRunItems(products, b, argv, items, plan.items(), plan.parallel, "worker");
+    gemmir::emitRunItems(conv, b, argv, output, (w.chunkTiles + perItem - 1) / perItem, parallel,
+                         "wgOutputWorker");
+  });
+  b.CreateRetVoid();
+  if (Status st = gemmir::verifyKernelFunctions(module, kernel.name); !st.ok())
+    return st.error();
+  return entry;
+}
+
+} // namespace fb::cg
