@@ -25,7 +25,7 @@ std::vector<std::vector<TuningCandidate>> gemmCandidates(const KernelSchedule& k
       algorithms.push_back({{"conv", "im2col"}});
     if (k.convAlgorithm != "winograd")
       algorithms.push_back({{"conv", "winograd"}});
-    algorithms.push_back({{"conv", "winograd2"}});
+    algorithms.push_back({{"conv", "winograd4"}});
     groups.push_back(std::move(algorithms));
   }
   const int64_t maxAccumulators = vectorRegisters >= 32 ? 28 : 14;

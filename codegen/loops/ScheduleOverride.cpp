@@ -220,7 +220,7 @@ Status applyScheduleOverride(Kernel& kernel, const StmtPtr& unscheduled,
           return fail(makeError("Winograd needs a 3x3 convolution with stride 1, no dilation, "
                                 "one group, constant weights and a bias per channel"));
         g.algorithm = ConvAlgorithm::Winograd;
-        g.winogradTile = d.value == "winograd2" ? 2 : 4;
+        g.winogradTile = d.value == "winograd4" ? 4 : 2;
       } else {
         return fail(
             makeError("conv is im2col, winograd, winograd2 or winograd4, not '", d.value, "'"));
