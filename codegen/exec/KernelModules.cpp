@@ -52,6 +52,7 @@ Int8Target int8TargetOf(const TargetInfo& target) {
   t.avx2 = target.hasFeature("avx2");
   const bool vl = target.hasFeature("avx512vl");
   t.vnni = (vl && target.hasFeature("avx512vnni")) || target.hasFeature("avxvnni");
+  t.vnni512 = vl && target.hasFeature("avx512vnni");
   t.vectorRegisters = target.vectorRegisters();
   return t;
 }

@@ -268,24 +268,33 @@ Function* Emitter::emitMicroKernel() {
   b.SetInsertPoint(loop);
   PHINode* q = b.CreatePHI(i64, 2, "q");
   q->addIncoming(c64(0), entry);
+  // nr = 32 is packed only for 512-bit VNNI: the loop runs on pairs of column vectors (zmm),
+  // split back into 8-lane halves for the stores.
+  const int64_t width = vnni() && s.nr == 32 ? 2 : 1; // 8-lane column vectors per accumulator
+  const int64_t nw = nv / width;
+  auto* accTy = FixedVectorType::get(i32, unsigned(8 * width));
   std::vector<PHINode*> accPhi;
-  for (int64_t i = 0; i < mr * nv; ++i) {
-    accPhi.push_back(b.CreatePHI(v8i32, 2, "acc"));
-    accPhi.back()->addIncoming(Constant::getNullValue(v8i32), entry);
+  for (int64_t i = 0; i < mr * nw; ++i) {
+    accPhi.push_back(b.CreatePHI(accTy, 2, "acc"));
+    accPhi.back()->addIncoming(Constant::getNullValue(accTy), entry);
   }
-  Function* dot = Intrinsic::getDeclaration(&module, vnni() ? Intrinsic::x86_avx512_vpdpbusd_256
-                                                            : Intrinsic::x86_avx2_pmadd_wd);
+  Function* dot =
+      Intrinsic::getDeclaration(&module, !vnni()      ? Intrinsic::x86_avx2_pmadd_wd
+                                         : width == 2 ? Intrinsic::x86_avx512_vpdpbusd_512
+                                                      : Intrinsic::x86_avx512_vpdpbusd_256);
   std::vector<Value*> cols;
-  for (int64_t v = 0; v < nv; ++v) {
-    Value* at = byteGep(b, cp, b.CreateAdd(b.CreateMul(q, c64(s.nr * kLaneBytes)), c64(v * 32)));
-    cols.push_back(b.CreateAlignedLoad(v8i32, at, Align(1), "col"));
+  for (int64_t v = 0; v < nw; ++v) {
+    Value* at =
+        byteGep(b, cp, b.CreateAdd(b.CreateMul(q, c64(s.nr * kLaneBytes)), c64(v * 32 * width)));
+    cols.push_back(b.CreateAlignedLoad(accTy, at, Align(1), "col"));
   }
-  std::vector<Value*> next(size_t(mr * nv));
+  std::vector<Value*> next(size_t(mr * nw));
   for (int64_t r = 0; r < mr; ++r) {
     Value* at = byteGep(b, rp, b.CreateAdd(b.CreateMul(q, c64(mr * kLaneBytes)), c64(r * 4)));
-    Value* rowv = b.CreateVectorSplat(8, b.CreateAlignedLoad(i32, at, Align(1), "row"));
-    for (int64_t v = 0; v < nv; ++v) {
-      PHINode* acc = accPhi[size_t(r * nv + v)];
+    Value* rowv =
+        b.CreateVectorSplat(unsigned(8 * width), b.CreateAlignedLoad(i32, at, Align(1), "row"));
+    for (int64_t v = 0; v < nw; ++v) {
+      PHINode* acc = accPhi[size_t(r * nw + v)];
       Value* col = cols[size_t(v)];
       Value* out;
       if (vnni()) {
@@ -297,7 +306,7 @@ Function* Emitter::emitMicroKernel() {
             b.CreateCall(dot, {b.CreateBitCast(col, v16i16), b.CreateBitCast(rowv, v16i16)});
         out = b.CreateAdd(acc, prod);
       }
-      next[size_t(r * nv + v)] = out;
+      next[size_t(r * nw + v)] = out;
     }
   }
   Value* qNext = b.CreateAdd(q, c64(1), "q.next");
@@ -307,6 +316,14 @@ Function* Emitter::emitMicroKernel() {
   b.CreateCondBr(b.CreateICmpSLT(qNext, c64(plan.kSteps)), loop, store);
 
   b.SetInsertPoint(store);
+  if (width == 2) {
+    std::vector<Value*> halves;
+    for (Value* v : next) {
+      halves.push_back(b.CreateShuffleVector(v, ArrayRef<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+      halves.push_back(b.CreateShuffleVector(v, ArrayRef<int>{8, 9, 10, 11, 12, 13, 14, 15}));
+    }
+    next = std::move(halves);
+  }
   emitStores(b, f, args, next, row0, col0, mValid, nValid, yOff, chanRow);
   b.CreateRetVoid();
   return f;

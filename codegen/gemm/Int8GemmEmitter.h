@@ -18,6 +18,7 @@ namespace fb::cg {
 /// What the code's target offers the int8 generator.
 struct Int8Target {
   bool vnni = false;        ///< vpdpbusd on 256-bit vectors (avx512vnni + avx512vl, or avxvnni)
+  bool vnni512 = false;     ///< vpdpbusd on 512-bit vectors (avx512vnni)
   bool avx2 = false;        ///< vpmaddwd on 256-bit vectors (the generator's baseline)
   int vectorRegisters = 16; ///< 32 with AVX-512VL
 };

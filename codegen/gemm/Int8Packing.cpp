@@ -98,7 +98,8 @@ Status packInt8Operands(Kernel& kernel, const Int8Target& target) {
   // Accumulators mr × nr/8 plus nr/8 column vectors and a broadcast fit the registers (16
   // accumulators of 32 registers; 8 of 16, leaving room for vpmaddwd's products).
   const int64_t mr = std::min<int64_t>(s.M, target.vectorRegisters >= 32 ? 8 : 4);
-  const int64_t nr = s.N <= 8 ? 8 : 16;
+  // With 512-bit VNNI the k loop runs on zmm: 32 columns are two zmm per row (16 accumulators).
+  const int64_t nr = s.N <= 8 ? 8 : isa == Int8Isa::Vnni && target.vnni512 && s.N > 16 ? 32 : 16;
   const int64_t rowPanels = (s.M + mr - 1) / mr, colPanels = (s.N + nr - 1) / nr;
 
   // The weights' micro-panels.
