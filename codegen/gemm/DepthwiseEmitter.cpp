@@ -97,10 +97,15 @@ Expected<DepthwisePlan> planDepthwise(const Kernel& kernel) {
     return makeError("kernel ", kernel.name, ": depthwise bias must be per output channel");
   if (s.aArg < 0 || s.bArg < 0 || s.cArg < 0)
     return makeError("kernel ", kernel.name, ": depthwise spec without operands");
-  for (const EpilogueOp& op : s.epilogue)
+  for (const EpilogueOp& op : s.epilogue) {
     if ((op.kind == EpilogueOp::Kind::AddTensor || op.kind == EpilogueOp::Kind::MulTensor) &&
         (op.arg < 0 || size_t(op.arg) >= kernel.args.size()))
       return makeError("kernel ", kernel.name, ": epilogue operand out of range");
+    if (op.perRow)
+      return makeError("kernel ", kernel.name,
+                       ": per-channel epilogue operands are not supported by the depthwise "
+                       "generator");
+  }
   p.parallel = s.parallel;
   p.gather = g.strideW > 4;
   p.permuted = g.strideW == 2;

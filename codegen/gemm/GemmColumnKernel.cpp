@@ -184,8 +184,12 @@ Function* emitColumnMicroKernel(GemmIrContext& c, int columns) {
                                             b.CreateVectorSplat(8, c.c64(p.N))));
       bv = b.CreateMaskedGather(c.v8f32, ptrs, Align(4), masks[size_t(j)], c.vf(0.0f));
     }
-    finished[size_t(j)] = finishAccumulator(
-        c, b, acc[size_t(j)], bv, [&](int arg) { return gather(residualBase[size_t(arg)], j); });
+    finished[size_t(j)] = finishAccumulator(c, b, acc[size_t(j)], bv, [&](int arg) -> Value* {
+      if (isPerRowOperand(s, arg)) // lanes are rows: the operand's values at the tile's rows
+        return b.CreateMaskedLoad(c.v8f32, floatGep(b, residualBase[size_t(arg)], mAbs), Align(4),
+                                  rowMask, c.vf(0.0f), "row.operand");
+      return gather(residualBase[size_t(arg)], j);
+    });
   }
   storeTile(finished, cTile);
   b.CreateRetVoid();

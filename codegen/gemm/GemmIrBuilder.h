@@ -87,9 +87,13 @@ llvm::Function* emitRunItems(GemmIrContext& c, llvm::IRBuilder<>& b, llvm::Value
 llvm::Function* makeItemsFunction(GemmIrContext& c, const std::string& suffix);
 
 /// Per kernel argument, the base of the C tile at `cOff` in each AddTensor/MulTensor operand of
-/// the spec's epilogue (null for the other arguments).
+/// the spec's epilogue — for a per-row operand (EpilogueOp::perRow), the operand itself, read
+/// at the row's index — and null for the other arguments.
 std::vector<llvm::Value*> residualTileBases(GemmIrContext& c, llvm::IRBuilder<>& b,
                                             llvm::Value* args, llvm::Value* cOff);
+
+/// Whether argument `arg` is a per-row epilogue operand of the spec (one value per row).
+bool isPerRowOperand(const GemmSpec& spec, int arg);
 
 /// The fused store's arithmetic on one accumulator vector: alpha, then `bias` (a vector, or
 /// null) times beta, then the spec's epilogue ops in order; `residual` loads an epilogue

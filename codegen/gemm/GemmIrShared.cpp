@@ -88,8 +88,17 @@ std::vector<Value*> residualTileBases(GemmIrContext& c, IRBuilder<>& b, Value* a
     if ((op.kind == EpilogueOp::Kind::AddTensor || op.kind == EpilogueOp::Kind::MulTensor) &&
         !bases[size_t(op.arg)])
       bases[size_t(op.arg)] =
-          floatGep(b, loadArg(b, args, op.arg, "residual"), cOff, "residual.tile");
+          op.perRow ? loadArg(b, args, op.arg, "row.operand")
+                    : floatGep(b, loadArg(b, args, op.arg, "residual"), cOff, "residual.tile");
   return bases;
+}
+
+bool isPerRowOperand(const GemmSpec& spec, int arg) {
+  for (const EpilogueOp& op : spec.epilogue)
+    if (op.arg == arg && op.perRow &&
+        (op.kind == EpilogueOp::Kind::AddTensor || op.kind == EpilogueOp::Kind::MulTensor))
+      return true;
+  return false;
 }
 
 Value* finishAccumulator(GemmIrContext& c, IRBuilder<>& b, Value* x, Value* bias,

@@ -350,7 +350,15 @@ Function* emitMicroKernel(GemmIrContext& c, bool edge, int vectors) {
                         b.CreateMaskedLoad(c.v8f32, at, Align(4), masks[i][j], c.vf(0.0f)))
                   : b.CreateAlignedLoad(c.v8f32, at, Align(4));
       }
-      Value* x = finishAccumulator(c, b, acc[i * nv + j], bv, [&](int arg) {
+      Value* x = finishAccumulator(c, b, acc[i * nv + j], bv, [&](int arg) -> Value* {
+        if (isPerRowOperand(s, arg)) {
+          // Rows past the edge read row 0 of the tile, which always exists.
+          Value* row = edge ? b.CreateSelect(rowLive[i], c.c64(i), c.c64(0)) : c.c64(i);
+          return b.CreateVectorSplat(
+              8, b.CreateAlignedLoad(c.f32,
+                                     floatGep(b, residualBase[size_t(arg)], b.CreateAdd(mAbs, row)),
+                                     Align(4), "row.operand"));
+        }
         return loadTile(residualBase[size_t(arg)], i, j);
       });
       storeTile(x, cTile, i, j);

@@ -273,9 +273,16 @@ Function* emitOutputTransform(GemmIrContext& c, const WinogradLayout& w) {
             }
             return r;
           };
-          Value* val =
-              gemmir::finishAccumulator(c, b, out[size_t(i * m + j)], biasVec,
-                                        [&](int arg) { return readAt(residual[size_t(arg)]); });
+          Value* val = gemmir::finishAccumulator(
+              c, b, out[size_t(i * m + j)], biasVec, [&](int arg) -> Value* {
+                if (gemmir::isPerRowOperand(s, arg)) { // lanes are output channels
+                  Value* at = floatGep(b, residual[size_t(arg)], co0);
+                  return masked ? static_cast<Value*>(
+                                      b.CreateMaskedLoad(c.v8f32, at, Align(4), coMask, c.vf(0.0f)))
+                                : b.CreateAlignedLoad(c.v8f32, at, Align(4));
+                }
+                return readAt(residual[size_t(arg)]);
+              });
           if (mask) {
             b.CreateMaskedScatter(val, b.CreateGEP(c.f32, y, offsets), Align(4), mask);
           } else {

@@ -30,6 +30,9 @@ struct EpilogueOp {
   float lo = 0, hi = 0;       ///< Clip bounds
   float alpha = 0, beta = 0;  ///< LeakyRelu / HardSigmoid parameters
   int arg = -1;               ///< AddTensor/MulTensor: index into Kernel::args
+  /// AddTensor/MulTensor: the operand holds one value per row (T[m]: a convolution's output
+  /// channel, broadcast over the pixels, as a squeeze-excitation scale is) instead of T[m, n].
+  bool perRow = false;
 };
 
 /// The op's name as `--emit loops` prints it ("relu", "silu", "add" for AddTensor, ...).

@@ -356,8 +356,12 @@ std::optional<GemmSpec> gemmSpecWithEpilogue(KernelBuilder& b, const Node& ancho
           break;
         }
       }
-      if (os != outSizes)
-        return std::nullopt;
+      // The output's shape, or one value per output channel (per row) broadcast over the rest.
+      if (os != outSizes) {
+        if (biasKind(*spec, os, outSizes) != GemmSpec::Bias::PerRow || !spec->conv)
+          return std::nullopt;
+        op.perRow = true;
+      }
       op.kind = u->op() == OpKind::Add ? EpilogueOp::Kind::AddTensor : EpilogueOp::Kind::MulTensor;
       op.arg = b.argIndexOf(ob);
       spec->epilogue.push_back(op);

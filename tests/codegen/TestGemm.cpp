@@ -120,7 +120,9 @@ void finishReference(Problem& pr, const GemmSpec& s, int64_t cols, int64_t K,
     double tol =
         1e-5 + 4.0 * double(K + 4) * 6e-8 * (std::abs(s.alpha) * mags[e] + std::abs(s.beta * bv));
     for (const EpilogueOp& op : s.epilogue) {
-      double res = op.arg >= 0 ? pr.buffers[size_t(op.arg)][e] : 0.0;
+      double res = op.arg < 0  ? 0.0
+                   : op.perRow ? pr.buffers[size_t(op.arg)][size_t(r)]
+                               : pr.buffers[size_t(op.arg)][e];
       x = applyEpilogueRef(op, x, res);
       if (op.kind == EpilogueOp::Kind::MulTensor)
         tol *= std::max(1.0, std::abs(res));
@@ -291,9 +293,11 @@ Problem makeConv(const ConvCase& cc) {
   }
   for (EpilogueOp op : cc.epilogue) {
     if (op.kind == EpilogueOp::Kind::AddTensor || op.kind == EpilogueOp::Kind::MulTensor) {
+      // A per-row operand holds one value per output channel.
+      const int64_t n = op.perRow ? g.outChannels : yElems;
       op.arg = int(k.args.size());
-      k.args.push_back(bufferArg("residual", KernelArg::Role::Input, yElems));
-      pr.buffers.push_back(randomData(yElems, 8));
+      k.args.push_back(bufferArg("residual", KernelArg::Role::Input, n));
+      pr.buffers.push_back(randomData(n, 8 + unsigned(op.arg)));
     }
     s.epilogue.push_back(op);
   }
@@ -689,6 +693,23 @@ private Q_SLOTS:
     c.bias = GemmSpec::Bias::PerRow;
     c.epilogue = {op(EpilogueOp::Kind::AddTensor), op(EpilogueOp::Kind::Relu)};
     check(makeConv(c), 2, "7x7 conv, zmm tile");
+  }
+
+  /// Per-channel epilogue operands (a squeeze-excitation scale, a per-channel shift after the
+  /// activation): full tiles, edge rows, the column kernel (N = 49: one column past 48) and
+  /// the AVX2 plan, with K blocks.
+  void perRowEpilogue() {
+    EpilogueOp mulRow = op(EpilogueOp::Kind::MulTensor);
+    mulRow.perRow = true;
+    EpilogueOp addRow = op(EpilogueOp::Kind::AddTensor);
+    addRow.perRow = true;
+    for (ConvCase c :
+         {conv(1, 40, 7, 7, 60, 3, 3, 1, 1, 1, 1), conv(2, 300, 5, 5, 13, 1, 1, 1, 0, 1, 1),
+          conv(1, 16, 12, 9, 30, 3, 3, 2, 1, 1, 1)}) {
+      c.bias = GemmSpec::Bias::PerRow;
+      c.epilogue = {op(EpilogueOp::Kind::Relu), mulRow, addRow};
+      check(makeConv(c), 2, "conv + relu * per-channel + per-channel");
+    }
   }
 
   /// The unoptimized IR computes the same (the -O0 pipeline of the executor).

@@ -23,6 +23,7 @@ struct ConvCase {
   int registers = 0;      ///< 0: the host's
   int64_t chunkBytes = 0; ///< 0: the default
   bool bias = false, residual = false, relu = false;
+  bool channelScale = false; ///< times a per-channel operand (EpilogueOp::perRow)
 };
 
 struct Problem {
@@ -99,6 +100,16 @@ Problem makeProblem(const ConvCase& cc) {
     relu.kind = EpilogueOp::Kind::Relu;
     s.epilogue.push_back(relu);
   }
+  int scaleArg = -1;
+  if (cc.channelScale) {
+    EpilogueOp mul;
+    mul.kind = EpilogueOp::Kind::MulTensor;
+    mul.perRow = true;
+    mul.arg = scaleArg = int(k.args.size());
+    k.args.push_back(bufferArg("scale", KernelArg::Role::Input, g.outChannels));
+    pr.buffers.push_back(randomData(g.outChannels, 15));
+    s.epilogue.push_back(mul);
+  }
   const auto &x = pr.buffers[0], &w = pr.buffers[1];
   pr.expected.resize(size_t(ys));
   pr.magnitude.resize(size_t(ys));
@@ -125,6 +136,10 @@ Problem makeProblem(const ConvCase& cc) {
             sum += pr.buffers[size_t(residualArg)][e];
           if (cc.relu)
             sum = std::max(sum, 0.0);
+          if (cc.channelScale) {
+            mag *= std::abs(pr.buffers[size_t(scaleArg)][size_t(co)]);
+            sum *= pr.buffers[size_t(scaleArg)][size_t(co)];
+          }
           pr.expected[e] = sum;
           pr.magnitude[e] = mag;
         }
@@ -234,7 +249,7 @@ private Q_SLOTS:
                            "batch 2, no padding",
                            "Cin 300: two K blocks",
                            "many chunks",
-                           "bias + residual + relu",
+                           "bias + residual + relu, times a per-channel scale",
                            "Cout 50: N remainder 2",
                            "1x1 image",
                            "wide image: patch rows by loads"};
@@ -251,7 +266,7 @@ private Q_SLOTS:
     cases[4] = {2, 9, 21, 19, 13, 1};
     cases[4].chunkBytes = 1; // the smallest chunk: 8 tiles
     cases[5] = {1, 24, 10, 12, 40, 1};
-    cases[5].bias = cases[5].residual = cases[5].relu = true;
+    cases[5].bias = cases[5].residual = cases[5].relu = cases[5].channelScale = true;
     cases[6] = {1, 8, 12, 12, 50, 1};
     cases[7] = {1, 3, 1, 1, 9, 1};
     // Rows of 35 (F(2x2)) or 18 (F(4x4)) tiles: most groups of 8 lie in one tile row and load
