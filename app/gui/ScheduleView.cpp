@@ -213,10 +213,11 @@ void ScheduleView::setKernel(std::optional<workbench::KernelSchedule> kernel, co
   QStringList nodes;
   for (NodeId id : k.nodes)
     nodes << QStringLiteral("#%1").arg(id);
-  const QString generator = k.interpreted ? tr("interpreted")
-                            : k.gemm      ? tr("GEMM generator")
-                            : k.depthwise ? tr("depthwise generator")
-                                          : tr("loop emitter");
+  const QString generator = k.interpreted                   ? tr("interpreted")
+                            : k.convAlgorithm == "winograd" ? tr("Winograd on the GEMM generator")
+                            : k.gemm                        ? tr("GEMM generator")
+                            : k.depthwise                   ? tr("depthwise generator")
+                                                            : tr("loop emitter");
   m_title->setText(tr("%1 \u00B7 %2 \u00B7 %3 \u00B7 nodes %4 \u00B7 schedule: %5")
                        .arg(qs(k.kernel), qs(k.opSummary), generator, nodes.join(' '),
                             k.override.empty() ? tr("default") : qs(k.override)));
