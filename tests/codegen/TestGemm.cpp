@@ -345,22 +345,7 @@ std::string runAndCompare(GemmHarness& jit, Problem pr, int threads, bool optimi
   auto fn = jit.compile(pr.kernel, optimize);
   if (!fn)
     return "compile failed: " + fn.error().message();
-  std::vector<void*> ptrs;
-  std::vector<std::vector<float>> scratch;
-  scratch.reserve(pr.kernel.args.size());
-  for (size_t i = 0; i < pr.kernel.args.size(); ++i) {
-    const KernelArg& a = pr.kernel.args[i];
-    if (i < pr.buffers.size()) {
-      ptrs.push_back(pr.buffers[i].data());
-    } else if (a.role == KernelArg::Role::Scratch) {
-      // Poisoned, so a kernel that reads scratch it did not write fails the comparison.
-      scratch.emplace_back(size_t(a.bytes / 4), std::numeric_limits<float>::quiet_NaN());
-      ptrs.push_back(scratch.back().data());
-    } else {
-      ptrs.push_back(const_cast<std::byte*>(a.data->rawData()));
-    }
-  }
-  (*fn)(ptrs.data());
+  GemmHarness::run(*fn, pr.kernel, pr.buffers);
   const std::vector<float>& out = pr.buffers[size_t(pr.kernel.gemm->cArg)];
   for (size_t e = 0; e < out.size(); ++e) {
     double err = std::abs(double(out[e]) - pr.expected[e]);

@@ -158,21 +158,7 @@ std::string run(GemmHarness& jit, Problem pr, int threads, int64_t chunkBytes, i
     return "compile failed: " + fn.error().message();
   if (!pr.kernel.gemm->winograd)
     return "the kernel was not prepared as Winograd";
-  std::vector<std::vector<float>> scratch;
-  scratch.reserve(pr.kernel.args.size());
-  std::vector<void*> ptrs;
-  for (size_t i = 0; i < pr.kernel.args.size(); ++i) {
-    const KernelArg& a = pr.kernel.args[i];
-    if (i < pr.buffers.size()) {
-      ptrs.push_back(pr.buffers[i].data());
-    } else if (a.role == KernelArg::Role::Scratch) {
-      scratch.emplace_back(size_t(a.bytes / 4), std::numeric_limits<float>::quiet_NaN());
-      ptrs.push_back(scratch.back().data());
-    } else {
-      ptrs.push_back(const_cast<std::byte*>(a.data->rawData()));
-    }
-  }
-  (*fn)(ptrs.data());
+  GemmHarness::run(*fn, pr.kernel, pr.buffers);
   const std::vector<float>& y = pr.buffers[2];
   const double relative = m == 4 ? 2e-5 : 4e-6;
   for (size_t e = 0; e < y.size(); ++e) {

@@ -8,6 +8,8 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <limits>
+
 namespace fb::cg {
 
 struct GemmHarness::Impl {
@@ -21,6 +23,25 @@ GemmHarness::~GemmHarness() = default;
 
 void GemmHarness::setThreads(int threads) {
   fb_set_num_threads(threads);
+}
+
+void GemmHarness::run(FbKernelFn fn, const Kernel& kernel,
+                      std::vector<std::vector<float>>& buffers) {
+  std::vector<std::vector<float>> scratch;
+  scratch.reserve(kernel.args.size());
+  std::vector<void*> ptrs;
+  for (size_t i = 0; i < kernel.args.size(); ++i) {
+    const KernelArg& a = kernel.args[i];
+    if (i < buffers.size()) {
+      ptrs.push_back(buffers[i].data());
+    } else if (a.role == KernelArg::Role::Scratch) {
+      scratch.emplace_back(size_t(a.bytes / 4), std::numeric_limits<float>::quiet_NaN());
+      ptrs.push_back(scratch.back().data());
+    } else {
+      ptrs.push_back(const_cast<std::byte*>(a.data->rawData()));
+    }
+  }
+  fn(ptrs.data());
 }
 
 Expected<std::unique_ptr<GemmHarness>> GemmHarness::create() {

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace fb::cg {
 
@@ -32,6 +33,11 @@ public:
 
   /// Sets the threads fb_parallel_for uses (1 = run on the caller only).
   static void setThreads(int threads);
+
+  /// Calls a compiled kernel: argument i is buffers[i] where given, else a Scratch argument
+  /// gets a buffer poisoned with NaN (so a kernel that reads scratch it did not write fails
+  /// its comparison) and a Weight argument its bound data.
+  static void run(FbKernelFn fn, const Kernel& kernel, std::vector<std::vector<float>>& buffers);
 
 private:
   GemmHarness();
