@@ -89,11 +89,14 @@ Expected<std::vector<KernelSchedule>> describeSchedules(const Graph& graph,
           s.convAlgorithm = k.gemm->winograd ? "winograd" : "im2col";
         s.winogradApplies = cg::winogradApplies(*k.gemm);
         // A spec the generator rejects compiles from its loop nest (KernelModules.h).
-        Expected<cg::GemmPlan> plan = cg::planGemm(k, co.threads);
-        if (k.gemm->winograd) {
-          auto wg = cg::winogradGemm(k);
-          plan = wg.ok() ? Expected<cg::GemmPlan>(wg->plan) : Expected<cg::GemmPlan>(wg.error());
-        }
+        // A Winograd kernel's blocking is that of its GEMMs.
+        auto planOf = [&]() -> Expected<cg::GemmPlan> {
+          if (!k.gemm->winograd)
+            return cg::planGemm(k, co.threads);
+          FB_ASSIGN_OR_RETURN(cg::WinogradGemm wg, cg::winogradGemm(k));
+          return wg.plan;
+        };
+        Expected<cg::GemmPlan> plan = planOf();
         if (plan.ok()) {
           s.gemm = true;
           s.mr = plan->mr;

@@ -29,7 +29,7 @@ std::vector<std::vector<TuningCandidate>> gemmCandidates(const KernelSchedule& k
     groups.push_back(std::move(algorithms));
   }
   const int64_t maxAccumulators = vectorRegisters >= 32 ? 28 : 14;
-  const int lanes = vectorRegisters >= 32 ? 16 : 8;
+  const int lanes = cg::vectorLanes(vectorRegisters);
   std::vector<TuningCandidate> tiles;
   for (int64_t nr : {8, 16, 24, 32, 48, 64}) {
     int64_t mr = std::min<int64_t>(12, maxAccumulators / cg::tileAccumulators(1, nr, lanes));

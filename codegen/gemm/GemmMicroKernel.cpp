@@ -237,7 +237,7 @@ Function* emitMicroKernel(GemmIrContext& c, bool edge, int vectors) {
   };
   std::vector<Slot> slots;
   for (int j = 0; j < nv;) {
-    int width = p.lanes >= 16 && j + 1 < nv ? 16 : 8;
+    int width = p.lanes() >= 16 && j + 1 < nv ? 16 : 8;
     slots.push_back({j, width});
     j += width / 8;
   }
@@ -270,7 +270,7 @@ Function* emitMicroKernel(GemmIrContext& c, bool edge, int vectors) {
   for (int i = 0; i < mr; ++i) {
     Value* a = b.CreateAlignedLoad(c.f32, floatGep(b, aCol, c.c64(i)), Align(4), "a");
     Value* aSplat[2] = {b.CreateVectorSplat(8, a),
-                        p.lanes >= 16 ? b.CreateVectorSplat(16, a) : nullptr};
+                        p.lanes() >= 16 ? b.CreateVectorSplat(16, a) : nullptr};
     for (int t = 0; t < ns; ++t) {
       PHINode* phi = slotPhi[size_t(i * ns + t)];
       Value* splat = aSplat[slots[size_t(t)].width == 16 ? 1 : 0];

@@ -149,17 +149,17 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
   // Register tile and cache blocks.
   const int registers = s.vectorRegisters > 0 ? s.vectorRegisters : hostVectorRegisters();
   p.registers = registers;
-  p.lanes = registers >= 32 ? 16 : 8;
   chooseRegisterTile(p.M, registers, p.mr, p.nr);
   if (s.mr > 0)
     p.mr = s.mr;
   if (s.nr > 0)
     p.nr = s.nr;
   const int64_t maxAccumulators = registers >= 32 ? 28 : 14;
-  if (p.nr % 8 || p.mr < 1 || tileAccumulators(p.mr, p.nr, p.lanes) > maxAccumulators || p.nr > 64)
+  if (p.nr % 8 || p.mr < 1 || tileAccumulators(p.mr, p.nr, p.lanes()) > maxAccumulators ||
+      p.nr > 64)
     return where("register tile " + std::to_string(p.mr) + "x" + std::to_string(p.nr) +
                  " does not fit: nr must be a multiple of 8 and mr*ceil(nr/" +
-                 std::to_string(p.lanes) + ") at most " + std::to_string(maxAccumulators) + " (" +
+                 std::to_string(p.lanes()) + ") at most " + std::to_string(maxAccumulators) + " (" +
                  std::to_string(registers) + " vector registers)");
   p.kc = std::max<int64_t>(
       1, balancedBlock(std::max<int64_t>(p.K, 1), s.kc > 0 ? s.kc : kDefaultKc, 1));

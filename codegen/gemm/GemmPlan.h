@@ -44,9 +44,8 @@ struct GemmPlan {
   int64_t mr = 6, nr = 16, mc = 0, kc = 0, nc = 0;
   /// Vector registers of the target planned for (16: AVX2, which also has no scatter; 32).
   int registers = 16;
-  /// Floats per accumulator vector of the micro-kernel's k loop: 16 (zmm) with AVX-512's 32
-  /// registers, else 8. Packing, masks and the fused store stay in 8-float vectors.
-  int lanes = 8;
+  /// Floats per accumulator vector of the micro-kernel's k loop (vectorLanes below).
+  int lanes() const;
   int64_t mParts = 1, mPart = 0; ///< M split for parallelism (mPart is a multiple of mr)
   int64_t nParts = 1, nPart = 0; ///< N split for parallelism (nPart is a multiple of nr)
   OperandAccess a, b;
@@ -86,6 +85,17 @@ int hostVectorRegisters();
 /// (AVX2), 8×48 (in 16-float vectors) with AVX-512's 32; a wider and flatter tile for skinny
 /// products (GEMV-like M < 6, or < 8 with 32 registers).
 void chooseRegisterTile(int64_t m, int registers, int64_t& mr, int64_t& nr);
+
+/// Floats per accumulator vector of the micro-kernel's k loop for a target with `registers`
+/// vector registers: 16 (zmm) with AVX-512's 32, else 8. Packing, masks and the fused store
+/// stay in 8-float vectors either way.
+inline int vectorLanes(int registers) {
+  return registers >= 32 ? 16 : 8;
+}
+
+inline int GemmPlan::lanes() const {
+  return vectorLanes(registers);
+}
 
 /// Accumulator vectors of an mr × nr tile whose rows are held in `lanes`-float vectors (a
 /// remainder of 8 columns in one 8-float vector).

@@ -188,7 +188,6 @@ Function* emitOutputTransform(GemmIrContext& c, const WinogradLayout& w) {
   const int64_t cout = cv.outChannels, hw = cv.outH * cv.outW;
   Function* f = gemmir::makeItemsFunction(c, "wgOutput");
   Value* argv = f->getArg(0);
-  Function* fn = f;
   IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
   Value* products = loadArg(b, argv, w.mArg, "M");
   Value* y = loadArg(b, argv, s.cArg, "Y");
@@ -209,8 +208,8 @@ Function* emitOutputTransform(GemmIrContext& c, const WinogradLayout& w) {
   Value* tEnd = emitMin(b, c.c64(tl.chunkTiles), b.CreateMul(f->getArg(2), c.c64(perItem)));
   emitFor(b, tBegin, tEnd, c.c64(1), "t", [&](Value* t) {
     Value* tile = b.CreateAdd(tile0, t, "tile");
-    BasicBlock* live = BasicBlock::Create(c.ctx, "tile.live", fn);
-    BasicBlock* next = BasicBlock::Create(c.ctx, "tile.next", fn);
+    BasicBlock* live = BasicBlock::Create(c.ctx, "tile.live", f);
+    BasicBlock* next = BasicBlock::Create(c.ctx, "tile.next", f);
     b.CreateCondBr(b.CreateICmpULT(tile, c.c64(tl.tiles)), live, next);
     b.SetInsertPoint(live);
     Value* image = b.CreateUDiv(tile, c.c64(tl.tilesH * tl.tilesW));
@@ -221,7 +220,7 @@ Function* emitOutputTransform(GemmIrContext& c, const WinogradLayout& w) {
                                b.CreateICmpSLE(b.CreateAdd(ow0, c.c64(m)), c.c64(cv.outW)));
     Value* pixel0 = b.CreateAdd(b.CreateMul(image, c.c64(cout * hw)),
                                 b.CreateAdd(b.CreateMul(oh0, c.c64(cv.outW)), ow0), "pixel0");
-    Value* rowOfTile = b.CreateAdd(b.CreateMul(t, c.c64(cout)), c.c64(0));
+    Value* rowOfTile = b.CreateMul(t, c.c64(cout), "row.of.tile");
 
     // One block of 8 output channels from co0; `masked`: the last, partial block.
     auto emitBlock = [&](Value* co0, bool masked, bool edge) {
@@ -300,8 +299,8 @@ Function* emitOutputTransform(GemmIrContext& c, const WinogradLayout& w) {
       if (cout % 8)
         emitBlock(c.c64(cout / 8 * 8), true, edge);
     };
-    BasicBlock* wholeBlock = BasicBlock::Create(c.ctx, "tile.whole", fn);
-    BasicBlock* edgeBlock = BasicBlock::Create(c.ctx, "tile.edge", fn);
+    BasicBlock* wholeBlock = BasicBlock::Create(c.ctx, "tile.whole", f);
+    BasicBlock* edgeBlock = BasicBlock::Create(c.ctx, "tile.edge", f);
     b.CreateCondBr(whole, wholeBlock, edgeBlock);
     b.SetInsertPoint(wholeBlock);
     emitChannels(false);
