@@ -105,6 +105,7 @@ Expected<std::vector<KernelSchedule>> describeSchedules(const Graph& graph,
           s.kc = plan->kc;
           s.nc = plan->nc;
           s.gemmParallel = plan->parallel;
+          s.columnTile = plan->mVectors;
         }
       }
     }

@@ -36,6 +36,7 @@ struct KernelSchedule {
   bool int8 = false;
   int64_t mr = 0, nr = 0, mc = 0, kc = 0, nc = 0; ///< effective blocking (gemm)
   bool gemmParallel = false; ///< gemm: work items run on the thread pool
+  bool columnTile = false;   ///< gemm: the register tile's vectors run along M (`vectors=m`)
   /// Convolutions: "im2col" or "winograd" (its GEMMs' blocking above), empty for other kernels;
   /// and whether Winograd applies to it (a `conv=` directive may switch).
   std::string convAlgorithm;

@@ -13,8 +13,9 @@ TuningCandidate one(const std::string& name, int64_t value) {
   return {{name, std::to_string(value)}};
 }
 
-/// Register tiles that fill the accumulators (mr*nr/8 of them) at each panel width, then the
-/// cache blocks halved and doubled, then the parallel split switched.
+/// Register tiles that fill the accumulators (mr*nr/8 of them) at each panel width (and a
+/// convolution's tile turned the other way), then the cache blocks halved and doubled, then the
+/// parallel split switched.
 std::vector<std::vector<TuningCandidate>> gemmCandidates(const KernelSchedule& k,
                                                          int vectorRegisters, int threads) {
   std::vector<std::vector<TuningCandidate>> groups;
@@ -31,6 +32,10 @@ std::vector<std::vector<TuningCandidate>> gemmCandidates(const KernelSchedule& k
   const int64_t maxAccumulators = vectorRegisters >= 32 ? 28 : 14;
   const int lanes = cg::vectorLanes(vectorRegisters);
   std::vector<TuningCandidate> tiles;
+  // An im2col convolution: the register tile turned the other way (vectors along output
+  // channels for few pixels, or back along pixels).
+  if (k.convAlgorithm == "im2col")
+    tiles.push_back({{"vectors", k.columnTile ? "n" : "m"}});
   for (int64_t nr : {8, 16, 24, 32, 48, 64}) {
     int64_t mr = std::min<int64_t>(12, maxAccumulators / cg::tileAccumulators(1, nr, lanes));
     for (int64_t m : {mr, mr / 2}) {

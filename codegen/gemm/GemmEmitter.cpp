@@ -28,7 +28,6 @@ namespace {
 /// Packing buffers live on the worker's stack; keep them well inside an 8 MiB thread stack.
 constexpr int64_t kMaxStackBytes = 2 << 20;
 /// An N remainder (N mod nr) of at most this many columns uses the column micro-kernel.
-constexpr int64_t kColumnEdge = 4;
 
 /// `void <name>.packA(ptr args, i64 b, i64 g, i64 ic, i64 mLen, i64 pc, i64 kLen, ptr dst)`:
 /// dst[(panel*kLen + k)*mr + i] = A[b, g, ic + panel*mr + i, pc + k], zero past mLen.
@@ -409,7 +408,7 @@ Function* emitSharedPackItems(GemmIrContext& c, Function* packB) {
   Value* argv = f->getArg(0);
   IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
   Value* shared = loadArg(b, argv, p.sharedBArg, "B.shared");
-  int64_t kBlocks = std::max<int64_t>(1, (p.K + p.kc - 1) / p.kc);
+  int64_t kBlocks = std::max<int64_t>(1, (p.K + p.packKc() - 1) / p.packKc());
   int64_t nBlocks = (p.N + p.nc - 1) / p.nc;
   emitFor(b, f->getArg(1), f->getArg(2), c.c64(1), "item", [&](Value* item) {
     Value* kb = b.CreateURem(item, c.c64(kBlocks), "kblock");
@@ -420,8 +419,8 @@ Function* emitSharedPackItems(GemmIrContext& c, Function* packB) {
     Value* bi = b.CreateUDiv(slice, c.c64(p.groups), "batch");
     Value* n0 = b.CreateMul(nb, c.c64(p.nc), "n0");
     Value* nLen = emitMin(b, c.c64(p.nc), b.CreateSub(c.c64(p.N), n0));
-    Value* pc = b.CreateMul(kb, c.c64(p.kc), "pc");
-    Value* kLen = emitMin(b, c.c64(p.kc), b.CreateSub(c.c64(p.K), pc));
+    Value* pc = b.CreateMul(kb, c.c64(p.packKc()), "pc");
+    Value* kLen = emitMin(b, c.c64(p.packKc()), b.CreateSub(c.c64(p.K), pc));
     Value* panel0 =
         b.CreateAdd(b.CreateMul(slice, c.c64(p.bPanels)), b.CreateUDiv(n0, c.c64(p.nr)));
     Value* dst = floatGep(
@@ -440,6 +439,13 @@ namespace gemmir {
 
 Function* emitWorkItems(GemmIrContext& c, Function* packA, Function* packB) {
   const GemmPlan& plan = c.plan;
+  if (plan.mVectors) {
+    // The column tile: one kernel for whole and short (masked) rows, one for the N remainder.
+    Function* uk = emitColumnMicroKernel(c, int(plan.nr));
+    Function* ukRemainder =
+        plan.N % plan.nr != 0 ? emitColumnMicroKernel(c, int(plan.N % plan.nr)) : nullptr;
+    return emitItems(c, packA, packB, uk, plan.M % plan.mr != 0 ? uk : nullptr, ukRemainder);
+  }
   Function* uk = emitMicroKernel(c, /*edge=*/false, int(plan.nr / 8));
   // Edge micro-kernels only for the edges this GEMM has (each carries the whole epilogue, and
   // compile time grows with them): the last rows at full width, and the N remainder with just
@@ -515,11 +521,11 @@ Expected<std::string> describeGemmBlocking(const Kernel& kernel) {
     return "";
   };
   std::ostringstream os;
-  os << "mr=" << p.mr << " nr=" << p.nr << " mc=" << p.mc << " kc=" << p.kc << " nc=" << p.nc
-     << ", " << p.items() << " items (" << p.batch * p.groups << " batch·group × " << p.mParts
-     << " M parts × " << p.nParts << " N parts)" << (p.parallel ? ", parallel" : ", serial")
-     << ", A " << source(p.a.source) << ", B " << source(p.b.source)
-     << (p.sharedB ? " once, shared by the M parts" : "");
+  os << (p.mVectors ? "column tile (vectors along M) " : "") << "mr=" << p.mr << " nr=" << p.nr
+     << " mc=" << p.mc << " kc=" << p.kc << " nc=" << p.nc << ", " << p.items() << " items ("
+     << p.batch * p.groups << " batch·group × " << p.mParts << " M parts × " << p.nParts
+     << " N parts)" << (p.parallel ? ", parallel" : ", serial") << ", A " << source(p.a.source)
+     << ", B " << source(p.b.source) << (p.sharedB ? " once, shared by the M parts" : "");
   return os.str();
 }
 

@@ -106,11 +106,20 @@ llvm::Value* finishAccumulator(GemmIrContext& c, llvm::IRBuilder<>& b, llvm::Val
 /// arguments named and the A/B panels marked noalias readonly.
 llvm::Function* makeMicroKernelFunction(GemmIrContext& c, const std::string& suffix);
 
-/// Emits `<kernel>.ukernel.cols<columns>`, the micro-kernel of an edge tile at most `columns`
-/// (≤ 8) columns wide, with the same signature and semantics as emitMicroKernel: vectors run
-/// along M (the mr ≤ 8 rows of an A micro-panel) and C is gathered and scattered, so a
-/// 1-column remainder costs about one FMA per k instead of a whole mr × 8 tile.
+/// Emits `<kernel>.ukernel.cols<columns>`, a micro-kernel at most `columns` (≤ nr) columns
+/// wide whose vectors run along M, with the same signature and semantics as emitMicroKernel:
+/// each k loads the A micro-panel's mr rows as vectors and broadcasts B's columns, and C is
+/// gathered and scattered column by column. It is the whole register tile of a plan with
+/// GemmPlan::mVectors (mr = 16, 32 or 48 rows: few pixels, many channels), and otherwise the
+/// edge tile of an N remainder of at most kColumnEdge columns (mr ≤ 8), so that a 1-column
+/// remainder (N = 49) costs about one FMA per k instead of a whole mr × 8 tile.
 llvm::Function* emitColumnMicroKernel(GemmIrContext& c, int columns);
+
+/// Rows per vector of the column micro-kernel's k loop: the target's width (16 in zmm) when
+/// whole vectors tile mr, else 8.
+inline int columnKernelWidth(const GemmPlan& p) {
+  return p.mr % p.lanes() == 0 ? p.lanes() : 8;
+}
 
 /// Emits the micro-kernels the plan needs (the full tile, its edge rows, the N remainder) and
 /// `<kernel>.items`, the blocked loop nest of work items over them, packing A and B with

@@ -41,6 +41,7 @@ Status packConstantOperands(Kernel& kernel) {
   s.mr = p.mr;
   s.nr = p.nr;
   s.kc = p.kc;
+  s.tileVectors = p.mVectors ? GemmSpec::TileVectors::AlongM : GemmSpec::TileVectors::AlongN;
 
   if (needA) {
     const Tensor& src = *s.constantA;

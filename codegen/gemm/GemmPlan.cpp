@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <span>
 #include <thread>
 
 #include <llvm/ADT/StringMap.h>
@@ -41,7 +42,70 @@ int64_t balancedBlock(int64_t extent, int64_t maxBlock, int64_t quantum) {
   return roundUp(ceilDiv(extent, blocks), quantum);
 }
 
+/// The column tile's K block: the whole K up to this, so C is stored once (by scatters) rather
+/// than gathered and scattered once per K block; its B micro-panel (8 columns) stays in L2.
+constexpr int64_t kMVectorKc = 4096;
+/// The most floats of an operand block a work item packs on its stack with a column tile.
+constexpr int64_t kMaxStackPackFloats = 64 * 1024;
+
+/// Panels per part when `panels` register-tile panels of each of `outer` slices are split into
+/// parts for `threads`: the fewest panels on the busiest thread (ceil(items / threads) rounds
+/// of `per` panels), then the part count nearest `want` (a few items per thread keep the
+/// dynamic claiming balanced when a core is shared). 10 panels on 2 threads: 10 parts of 1,
+/// not 5 of 2 (3 rounds on one thread, 2 on the other).
+int64_t balancedPanelsPerPart(int64_t panels, int64_t outer, int64_t threads, int64_t want) {
+  int64_t best = 1, bestSpan = 0, bestDistance = 0;
+  for (int64_t per = 1; per <= panels; ++per) {
+    int64_t parts = ceilDiv(panels, per);
+    int64_t span = ceilDiv(outer * parts, threads) * per;
+    int64_t distance = parts > want ? parts - want : want - parts;
+    if (per == 1 || span < bestSpan || (span == bestSpan && distance < bestDistance)) {
+      best = per;
+      bestSpan = span;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/// Useful fraction of the FMA lanes of the row tile over N columns (see chooseRegisterTile):
+/// whole nr-column panels, then the remainder's edge tile of 8-column vectors (paired into
+/// zmm), or for at most kColumnEdge columns the column kernel's mr-row vectors.
+double rowTileUtilization(int64_t n, int registers) {
+  const int lanes = vectorLanes(registers);
+  const int64_t nr = registers >= 32 ? 48 : 16, mr = registers >= 32 ? 8 : 6;
+  const int64_t rem = n % nr;
+  double opsPerRow = double(n / nr) * double(nr / lanes);
+  if (rem > 0 && rem <= kColumnEdge)
+    opsPerRow += double(rem) / double(mr);
+  else if (rem > 0)
+    opsPerRow += lanes == 16 ? double((ceilDiv(rem, 8) + 1) / 2) : double(ceilDiv(rem, 8));
+  return double(n) / (opsPerRow * lanes);
+}
+
 } // namespace
+
+bool chooseMVectorTile(int64_t m, int64_t n, int registers, int64_t& mr) {
+  // Candidates and their loop efficiency next to the row tile's: a 16-row tile does one A load
+  // and 8 broadcasts per 8 FMAs, a 48-row one 3 loads per 24 FMAs; the scatters of the store
+  // cost a few percent. AVX2's 16 registers hold only the 8-row tile.
+  struct Candidate {
+    int64_t mr;
+    double efficiency;
+  };
+  static const Candidate wide[] = {{48, 0.97}, {32, 0.95}, {16, 0.85}};
+  static const Candidate narrow[] = {{8, 0.85}};
+  double best = 0;
+  for (const Candidate& c :
+       registers >= 32 ? std::span<const Candidate>(wide) : std::span<const Candidate>(narrow)) {
+    double util = double(m) / double(roundUp(m, c.mr)) * c.efficiency;
+    if (util > best) {
+      best = util;
+      mr = c.mr;
+    }
+  }
+  return best > rowTileUtilization(n, registers) + 0.05;
+}
 
 int hostVectorRegisters() {
   // AVX-512 (VL) lets 8-wide code use ymm16-31 through the EVEX encoding.
@@ -150,19 +214,47 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
   const int registers = s.vectorRegisters > 0 ? s.vectorRegisters : hostVectorRegisters();
   p.registers = registers;
   chooseRegisterTile(p.M, registers, p.mr, p.nr);
+  // The column tile (vectors along M) for a convolution over few pixels: asked for by a
+  // schedule, or chosen when the row tile would leave many lanes idle. Only GEMMs whose A
+  // panels the generator packs itself (not Winograd's, whose input transform writes them).
+  using TileVectors = GemmSpec::TileVectors;
+  int64_t columnMr = 0;
+  if (s.tileVectors == TileVectors::AlongM) {
+    chooseMVectorTile(p.M, p.N, registers, columnMr); // for its mr; the schedule chose the tile
+    p.mVectors = true;
+  } else if (s.tileVectors == TileVectors::Auto && s.conv && s.mr == 0 && s.nr == 0 &&
+             !isDepthwise(s)) {
+    p.mVectors = chooseMVectorTile(p.M, p.N, registers, columnMr);
+  }
+  if (p.mVectors) {
+    p.mr = columnMr;
+    p.nr = 8;
+  }
   if (s.mr > 0)
     p.mr = s.mr;
   if (s.nr > 0)
     p.nr = s.nr;
   const int64_t maxAccumulators = registers >= 32 ? 28 : 14;
-  if (p.nr % 8 || p.mr < 1 || tileAccumulators(p.mr, p.nr, p.lanes()) > maxAccumulators ||
-      p.nr > 64)
+  if (p.mVectors) {
+    const int64_t columnWidth = p.mr % p.lanes() == 0 ? p.lanes() : 8;
+    if (p.mr % 8 || p.mr < 8 || p.mr > 64 || p.nr % 8 || p.nr < 8 || p.nr > 16 ||
+        p.mr / columnWidth * p.nr > maxAccumulators)
+      return where("column register tile " + std::to_string(p.mr) + "x" + std::to_string(p.nr) +
+                   " does not fit: mr must be a multiple of 8 up to 64, nr 8 or 16, and (mr/" +
+                   std::to_string(columnWidth) + ")*nr at most " + std::to_string(maxAccumulators) +
+                   " (" + std::to_string(registers) + " vector registers)");
+  } else if (p.nr % 8 || p.mr < 1 || tileAccumulators(p.mr, p.nr, p.lanes()) > maxAccumulators ||
+             p.nr > 64) {
     return where("register tile " + std::to_string(p.mr) + "x" + std::to_string(p.nr) +
                  " does not fit: nr must be a multiple of 8 and mr*ceil(nr/" +
                  std::to_string(p.lanes()) + ") at most " + std::to_string(maxAccumulators) + " (" +
                  std::to_string(registers) + " vector registers)");
-  p.kc = std::max<int64_t>(
-      1, balancedBlock(std::max<int64_t>(p.K, 1), s.kc > 0 ? s.kc : kDefaultKc, 1));
+  }
+  p.kc = std::max<int64_t>(1, balancedBlock(std::max<int64_t>(p.K, 1),
+                                            s.kc > 0     ? s.kc
+                                            : p.mVectors ? kMVectorKc
+                                                         : kDefaultKc,
+                                            1));
 
   // Constant operands read from pre-packed panels.
   bool aConst = s.constantA.has_value(), bConst = s.constantB.has_value();
@@ -191,6 +283,10 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
   int64_t& second = splitMFirst ? p.nParts : p.mParts;
   first = std::min(want, splitMFirst ? mPanels : nPanels);
   second = std::min(ceilDiv(want, first), splitMFirst ? nPanels : mPanels);
+  if (first > 1 && second == 1) {
+    int64_t panels = splitMFirst ? mPanels : nPanels;
+    first = ceilDiv(panels, balancedPanelsPerPart(panels, outer, threads, want));
+  }
   p.mPart = roundUp(ceilDiv(p.M, p.mParts), p.mr);
   p.mParts = ceilDiv(p.M, p.mPart);
   p.nPart = roundUp(ceilDiv(p.N, p.nParts), p.nr);
@@ -200,6 +296,14 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
   // A pre-packed B needs no buffer, so its block is the whole N part.
   p.nc = (bConst || p.sharedB) && s.nc == 0 ? p.nPart : balancedBlock(p.nPart, ncMax, p.nr);
 
+  // A column tile's whole-K block, where A or B is packed on the stack of a work item, is cut
+  // so that the buffers stay small.
+  if (p.mVectors && s.kc == 0) {
+    int64_t widest = std::max(bConst || p.sharedB ? 0 : p.nc, aConst ? 0 : p.mc);
+    if (widest > 0)
+      p.kc = balancedBlock(std::max<int64_t>(p.K, 1),
+                           std::max(kDefaultKc, kMaxStackPackFloats / widest), 1);
+  }
   p.aPanels = ceilDiv(p.M, p.mr);
   p.bPanels = ceilDiv(p.N, p.nr);
   if (s.constantA) {

@@ -42,6 +42,11 @@ struct OperandAccess {
 struct GemmPlan {
   int64_t batch = 1, groups = 1, M = 0, N = 0, K = 0;
   int64_t mr = 6, nr = 16, mc = 0, kc = 0, nc = 0;
+  /// The register tile's vectors run along M: mr rows (whole vectors, 16/32/48 in zmm) by nr =
+  /// 8 columns, each k broadcasting B's columns (gemmir::emitColumnMicroKernel). Chosen when
+  /// N is too narrow for the row tile (a 6×6 or 3×3 image: 36 of 48 or 9 of 16 lanes useful)
+  /// and M fills the vectors; the packed layouts are the usual ones.
+  bool mVectors = false;
   /// Vector registers of the target planned for (16: AVX2, which also has no scatter; 32).
   int registers = 16;
   /// Floats per accumulator vector of the micro-kernel's k loop (vectorLanes below).
@@ -60,9 +65,13 @@ struct GemmPlan {
   /// describes where B is read from. Slices of the shared buffer are per batch·group.
   bool sharedB = false;
   int sharedBArg = -1;
-  /// Pack items of the shared-B phase: slices × N blocks (nc) × K blocks (kc).
+  /// K block of the shared-B phase's pack items: the kc block, or less, so that a column tile's
+  /// whole-K block still packs on every thread.
+  int64_t packKc() const { return std::min<int64_t>(kc, 256); }
+  /// Pack items of the shared-B phase: slices × N blocks (nc) × K blocks (packKc).
   int64_t packItems() const {
-    return batch * groups * ((N + nc - 1) / nc) * std::max<int64_t>(1, (K + kc - 1) / kc);
+    return batch * groups * ((N + nc - 1) / nc) *
+           std::max<int64_t>(1, (K + packKc() - 1) / packKc());
   }
   /// Floats of the shared-B buffer.
   int64_t sharedBFloats() const { return batch * groups * bPanels * bPanelFloats(); }
@@ -85,6 +94,15 @@ int hostVectorRegisters();
 /// (AVX2), 8×48 (in 16-float vectors) with AVX-512's 32; a wider and flatter tile for skinny
 /// products (GEMV-like M < 6, or < 8 with 32 registers).
 void chooseRegisterTile(int64_t m, int registers, int64_t& mr, int64_t& nr);
+
+/// The widest N remainder of a row-tile plan computed by the column micro-kernel (vectors along
+/// M) rather than by an edge tile of whole 8-column vectors.
+constexpr int64_t kColumnEdge = 4;
+
+/// Whether the plan of an M × N product turns its register tile (vectors along M, see
+/// GemmPlan::mVectors) and with which mr: the fraction of FMA lanes doing useful work in the
+/// row tile (8×48 or 6×16, with its edge and column kernels) against the column tile's.
+bool chooseMVectorTile(int64_t m, int64_t n, int registers, int64_t& mr);
 
 /// Floats per accumulator vector of the micro-kernel's k loop for a target with `registers`
 /// vector registers: 16 (zmm) with AVX-512's 32, else 8. Packing, masks and the fused store

@@ -121,6 +121,10 @@ struct GemmSpec {
   /// Blocking parameters (BLIS names); 0 = the generator's default for the host. A schedule
   /// override sets these (`--schedule 'k3:mc=96,kc=256'`).
   int64_t mr = 0, nr = 0, mc = 0, kc = 0, nc = 0;
+  /// Which way the register tile's vectors run (GemmPlan::mVectors): along N (rows of C, the
+  /// usual tile), along M (columns of C: a convolution with few pixels and many channels), or
+  /// Auto, chosen by the plan. A schedule override (`vectors=m|n`) sets it.
+  enum class TileVectors { Auto, AlongN, AlongM } tileVectors = TileVectors::Auto;
   /// Vector registers of the target the kernel is compiled for (16 or 32); 0: the host's.
   int vectorRegisters = 0;
   bool parallel = true;

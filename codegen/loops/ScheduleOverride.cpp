@@ -55,13 +55,13 @@ Expected<std::vector<ScheduleOverride>> parseScheduleOverrides(std::string_view 
       size_t eq = d.find('=');
       ScheduleDirective dir{trim(d.substr(0, eq)), eq == std::string::npos ? "" : trim(d.substr(eq + 1))};
       static const std::set<std::string> known = {
-          "none",      "default", "split",    "tile",  "reorder", "fuse",
-          "vectorize", "unroll",  "parallel", "cache", "mr",      "nr",
-          "mc",        "kc",      "nc",       "block", "regtile", "conv"};
+          "none",   "default",  "split",   "tile", "reorder", "fuse", "vectorize",
+          "unroll", "parallel", "cache",   "mr",   "nr",      "mc",   "kc",
+          "nc",     "block",    "regtile", "conv", "vectors"};
       if (!known.count(dir.name))
         return makeError("unknown directive '", dir.name, "' in '", entry,
                          "' (none, default, split, tile, reorder, fuse, vectorize, unroll, "
-                         "parallel, cache, mr, nr, mc, kc, nc, block, regtile, conv)");
+                         "parallel, cache, mr, nr, mc, kc, nc, block, regtile, conv, vectors)");
       bool needsValue = dir.name != "none" && dir.name != "default";
       if (needsValue == dir.value.empty())
         return makeError("directive '", d, "' ",
@@ -225,6 +225,16 @@ Status applyScheduleOverride(Kernel& kernel, const StmtPtr& unscheduled,
         return fail(
             makeError("conv is im2col, winograd, winograd2 or winograd4, not '", d.value, "'"));
       }
+    } else if (d.name == "vectors") {
+      // Which way the GEMM register tile's vectors run (GemmSpec::TileVectors).
+      if (!kernel.gemm || isDepthwise(*kernel.gemm))
+        return fail(makeError("the kernel is not GEMM-class (no micro-kernel spec)"));
+      if (d.value != "m" && d.value != "n")
+        return fail(makeError("vectors is m (along output channels: a column tile) or n "
+                              "(along pixels: the row tile), not '",
+                              d.value, "'"));
+      kernel.gemm->tileVectors =
+          d.value == "m" ? GemmSpec::TileVectors::AlongM : GemmSpec::TileVectors::AlongN;
     } else if (d.name == "cache") {
       r = cacheReductions(s, d.value);
       if (r.ok() && equal(*r, s))
