@@ -9,6 +9,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -25,6 +26,9 @@ using llvm::Value;
 namespace {
 
 constexpr int64_t kLanes = 8;
+/// The bits of MaxPool's empty mark (DepthwiseIr::padValue): a quiet NaN with a payload no
+/// arithmetic produces (the default NaN is 0x7fc00000 or 0xffc00000).
+constexpr uint32_t kEmptyMaxBits = 0x7fd0f00du;
 /// Rows above or below the image read a zero row on the worker's stack; wider rows than this
 /// stay loop nests.
 constexpr int64_t kMaxZeroRow = int64_t(1) << 16;
@@ -95,8 +99,10 @@ Expected<DepthwisePlan> planDepthwise(const Kernel& kernel) {
                      " floats are wider than the depthwise generator's limit of ", kMaxZeroRow);
   if (s.bias != GemmSpec::Bias::None && s.bias != GemmSpec::Bias::PerRow)
     return makeError("kernel ", kernel.name, ": depthwise bias must be per output channel");
-  if (s.aArg < 0 || s.bArg < 0 || s.cArg < 0)
+  if ((s.aArg < 0 && s.pooling == GemmSpec::Pooling::None) || s.bArg < 0 || s.cArg < 0)
     return makeError("kernel ", kernel.name, ": depthwise spec without operands");
+  if (s.pooling != GemmSpec::Pooling::None && s.bias != GemmSpec::Bias::None)
+    return makeError("kernel ", kernel.name, ": a pooling window has no bias");
   for (const EpilogueOp& op : s.epilogue) {
     if ((op.kind == EpilogueOp::Kind::AddTensor || op.kind == EpilogueOp::Kind::MulTensor) &&
         (op.arg < 0 || size_t(op.arg) >= kernel.args.size()))
@@ -162,13 +168,19 @@ public:
     IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
     m_zeroRow = nullptr;
     if (p.rowsMayLeave) {
+      // The padding row: zeros, or -inf for MaxPool (padding never wins a maximum).
       auto* zero = b.CreateAlloca(c.f32, c.c64(g.inW), "zero.row");
       zero->setAlignment(Align(32));
-      b.CreateMemSet(zero, b.getInt8(0), c.c64(4 * g.inW), Align(32));
+      if (isMax())
+        emitFor(b, c.c64(0), c.c64(g.inW), c.c64(1), "pad.col", [&](Value* i) {
+          b.CreateAlignedStore(padValue(), floatGep(b, zero, i), Align(4));
+        });
+      else
+        b.CreateMemSet(zero, b.getInt8(0), c.c64(4 * g.inW), Align(32));
       m_zeroRow = zero;
     }
     m_xBase = loadArg(b, argv, s.bArg, "X");
-    m_wBase = loadArg(b, argv, s.aArg, "W");
+    m_wBase = s.pooling == GemmSpec::Pooling::None ? loadArg(b, argv, s.aArg, "W") : nullptr;
     m_yBase = loadArg(b, argv, s.cArg, "Y");
     m_biasBase = s.bias != GemmSpec::Bias::None ? loadArg(b, argv, s.biasArg, "bias") : nullptr;
     m_residualBase.assign(c.kernel.args.size(), nullptr);
@@ -204,10 +216,11 @@ private:
     Value* chanOut = b.CreateAdd(b.CreateMul(bi, c.c64(g.outChannels)), co);
     m_outChanOffset = b.CreateMul(chanOut, c.c64(g.outH * g.outW), "Y.chan.off");
     m_yChan = floatGep(b, m_yBase, m_outChanOffset, "Y.chan");
-    // The channel's taps, splat once and kept for all its rows.
-    Value* wChan = floatGep(b, m_wBase, b.CreateMul(co, c.c64(p.taps())), "W.chan");
+    // The channel's taps, splat once and kept for all its rows (a pooling window has none).
     m_weights.clear();
-    for (int64_t t2 = 0; t2 < p.taps(); ++t2) {
+    Value* wChan =
+        m_wBase ? floatGep(b, m_wBase, b.CreateMul(co, c.c64(p.taps())), "W.chan") : nullptr;
+    for (int64_t t2 = 0; wChan && t2 < p.taps(); ++t2) {
       Value* w = b.CreateAlignedLoad(c.f32, floatGep(b, wChan, c.c64(t2)), Align(4), "w");
       m_weights.push_back(b.CreateVectorSplat(kLanes, w, "w.splat"));
     }
@@ -299,13 +312,18 @@ private:
     bool masked = known >= 0 && !p.interior(known);
     // Narrow rows give the out-of-order core few independent vectors: two partial sums halve
     // the FMA dependency chain.
-    std::vector<Value*> acc = {m_biasInit};
-    if (p.vectors <= 2 && g.kernelH > 1)
+    // A maximum is one chain over the taps in the interpreter's order (row by row), from the
+    // empty mark: NaN wins only as a window's first tap, and ±0 ties keep the first.
+    std::vector<Value*> acc = {isMax() ? padVector(kLanes) : m_biasInit};
+    if (p.vectors <= 2 && g.kernelH > 1 && !isMax())
       acc.push_back(c.vf(0.0f));
     // Stride 2: the wide load of tap offset o, whose odd floats are the taps of offset o + 1.
     std::map<std::pair<int64_t, int64_t>, Value*> wides;
     Value* col0 = b.CreateMul(j, c.c64(kLanes * g.strideW), "col0");
-    for (int64_t kw = 0; kw < g.kernelW; ++kw) {
+    // Taps column by column (a convolution's sums do not mind the order), or row by row.
+    const int64_t outer = isMax() ? g.kernelH : g.kernelW, inner = isMax() ? g.kernelW : g.kernelH;
+    for (int64_t t = 0; t < outer * inner; ++t) {
+      const int64_t kh = isMax() ? t / inner : t % inner, kw = isMax() ? t % inner : t / inner;
       std::vector<bool> mask;
       if (masked) {
         mask = p.loadMask(known, kw);
@@ -316,7 +334,7 @@ private:
       }
       int64_t offset = kw * g.dilationW - g.padLeft;
       Value* base = b.CreateAdd(col0, c.c64(offset), "iw");
-      for (int64_t kh = 0; kh < g.kernelH; ++kh) {
+      {
         Value* x = nullptr;
         auto shared = wides.find({kh, offset - 1});
         if (p.permuted && shared != wides.end()) {
@@ -329,15 +347,19 @@ private:
           wides[{kh, offset}] = wide;
         }
         Value*& sum = acc[size_t(kh) % acc.size()];
-        sum = b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32},
-                                {x, m_weights[size_t(kh * g.kernelW + kw)], sum}, nullptr, "acc");
+        sum = combine(b, sum, x, kh * g.kernelW + kw);
       }
     }
     Value* total = acc[0];
     for (size_t i = 1; i < acc.size(); ++i)
       total = b.CreateFAdd(total, acc[i], "acc.sum");
+    if (isMax()) // a window wholly in the padding: -inf, as the interpreter's empty maximum
+      total = b.CreateSelect(isPad(b, total), c.vf(-std::numeric_limits<float>::infinity()), total,
+                             "max.empty");
     if (p.permuted)
       total = b.CreateShuffleVector(total, ArrayRef<int>{0, 1, 4, 5, 2, 3, 6, 7}, "acc.ordered");
+    if (s.pooling == GemmSpec::Pooling::Average)
+      total = b.CreateFMul(total, c.vf(s.poolScale), "average");
     if (s.alpha != 1.0f)
       total = b.CreateFMul(total, c.vf(s.alpha), "alpha");
     if (m_biasLate)
@@ -366,11 +388,44 @@ private:
       b.CreateAlignedStore(total, out, Align(4));
   }
 
+  bool isMax() const { return s.pooling == GemmSpec::Pooling::Max; }
+  /// What a tap outside the image contributes: 0, or to a maximum the empty mark, a NaN with a
+  /// payload of its own (kEmptyMaxBits) that the maximum treats as "no tap yet".
+  Constant* padValue() const {
+    if (!isMax())
+      return c.cf(0.0f);
+    return ConstantFP::get(c.ctx, APFloat(APFloat::IEEEsingle(), APInt(32, kEmptyMaxBits)));
+  }
+  Constant* padVector(int64_t lanes) const {
+    return ConstantVector::getSplat(ElementCount::getFixed(unsigned(lanes)), padValue());
+  }
+  /// Lanes of `v` holding the empty mark (compared as bits: it is a NaN).
+  Value* isPad(IRBuilder<>& b, Value* v) {
+    return b.CreateICmpEQ(b.CreateBitCast(v, c.v8i32),
+                          ConstantInt::get(c.v8i32, uint64_t(kEmptyMaxBits)), "empty");
+  }
+
+  /// One tap into an accumulator: acc + x·w[tap] (a convolution), acc + x (AveragePool), or the
+  /// interpreter's maximum (MaxPool): the first tap of a window is taken whatever it is, a later
+  /// one only when greater, so NaN wins only as the first.
+  Value* combine(IRBuilder<>& b, Value* acc, Value* x, int64_t tap) {
+    switch (s.pooling) {
+    case GemmSpec::Pooling::Max:
+      return b.CreateSelect(b.CreateOr(b.CreateFCmpOGT(x, acc), isPad(b, acc)), x, acc, "acc.max");
+    case GemmSpec::Pooling::Average:
+      return b.CreateFAdd(acc, x, "acc");
+    case GemmSpec::Pooling::None:
+      break;
+    }
+    return b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {x, m_weights[size_t(tap)], acc},
+                             nullptr, "acc");
+  }
+
   /// The input vector of one tap: lane l holds X[row, base + l*stride] (in vshufps order for
   /// stride 2). `mask` (empty: all loaded floats are inside the row) is over the loaded floats.
   Value* loadTap(IRBuilder<>& b, Value* row, Value* base, const std::vector<bool>& mask,
                  Value** wideOut) {
-    Value* zero = c.vf(0.0f);
+    Value* zero = padVector(kLanes);
     if (p.gather) {
       SmallVector<Constant*, 8> lanes;
       for (int64_t l = 0; l < kLanes; ++l)
@@ -386,7 +441,7 @@ private:
     Value* wide = mask.empty()
                       ? static_cast<Value*>(b.CreateAlignedLoad(ty, at, Align(4), "x.wide"))
                       : b.CreateMaskedLoad(ty, at, Align(4), constMask(mask, p.loadWidth),
-                                           ConstantFP::get(ty, 0.0), "x.wide");
+                                           padVector(p.loadWidth), "x.wide");
     *wideOut = wide;
     if (g.strideW == 1)
       return wide;
@@ -469,8 +524,11 @@ Expected<std::string> describeDepthwise(const Kernel& kernel) {
   FB_ASSIGN_OR_RETURN(DepthwisePlan p, planDepthwise(kernel));
   const ConvGeometry& g = p.g;
   std::ostringstream os;
-  os << "direct depthwise " << g.kernelH << 'x' << g.kernelW << " stride " << g.strideH << 'x'
-     << g.strideW;
+  const GemmSpec::Pooling pooling = kernel.gemm->pooling;
+  os << (pooling == GemmSpec::Pooling::Max       ? "direct max pool "
+         : pooling == GemmSpec::Pooling::Average ? "direct average pool "
+                                                 : "direct depthwise ")
+     << g.kernelH << 'x' << g.kernelW << " stride " << g.strideH << 'x' << g.strideW;
   if (g.dilationH != 1 || g.dilationW != 1)
     os << " dilation " << g.dilationH << 'x' << g.dilationW;
   if (p.multiplier != 1)

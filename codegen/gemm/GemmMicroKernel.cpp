@@ -115,8 +115,8 @@ Value* applyEpilogueOp(GemmIrContext& c, IRBuilder<>& b, const EpilogueOp& op, V
   Value* zero = c.vf(0.0f);
   Value* one = c.vf(1.0f);
   switch (op.kind) {
-  case EpilogueOp::Kind::Relu:
-    return b.CreateSelect(b.CreateFCmpOGT(x, zero), x, zero, "relu");
+  case EpilogueOp::Kind::Relu: // the interpreter's x < 0 ? 0 : x (NaN and -0 pass through)
+    return b.CreateSelect(b.CreateFCmpOLT(x, zero), zero, x, "relu");
   case EpilogueOp::Kind::Clip: {
     Value* lo = c.vf(op.lo);
     Value* hi = c.vf(op.hi);

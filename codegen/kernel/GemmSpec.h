@@ -129,6 +129,13 @@ struct GemmSpec {
   int vectorRegisters = 0;
   bool parallel = true;
 
+  /// A depthwise-shaped window without weights, compiled by the direct depthwise generator
+  /// (gemm/DepthwiseEmitter.h): MaxPool (the taps' maximum; padding and NaN never win, as
+  /// the interpreter's `acc < x ? x : acc` has it) or AveragePool where every window has the
+  /// same divisor (the taps' sum times poolScale). aArg is -1; M = 1, K = the taps.
+  enum class Pooling { None, Max, Average } pooling = Pooling::None;
+  float poolScale = 1.0f;
+
   /// Convolutions: the algorithm asked for (a schedule override) and the Winograd tile side
   /// asked for (0: chosen), and, once prepareWinograd chose Winograd, its layout.
   ConvAlgorithm algorithm = ConvAlgorithm::Auto;

@@ -70,8 +70,11 @@ Status checkStatic(const Node& node) {
   return Status::success();
 }
 
+/// Ops with a generator of their own behind a GemmSpec: the GEMM micro-kernels (MatMul, Gemm,
+/// Conv) and the direct depthwise generator (depthwise Conv, and MaxPool/AveragePool).
 bool isGemmClass(const Node& n) {
-  return n.op() == OpKind::MatMul || n.op() == OpKind::Gemm || n.op() == OpKind::Conv;
+  return n.op() == OpKind::MatMul || n.op() == OpKind::Gemm || n.op() == OpKind::Conv ||
+         n.op() == OpKind::MaxPool || n.op() == OpKind::AveragePool;
 }
 
 /// Replaces every load of `placeholder` in e by `value`.

@@ -243,8 +243,9 @@ std::optional<ConvGeometry> convGeometryOf(const Node& n, const std::vector<int6
                                            const std::vector<int64_t>& ws,
                                            const std::vector<int64_t>& ys, int64_t groups);
 
-/// Builds the GEMM spec of a MatMul/Gemm/Conv node (or nothing when its operands or geometry do
-/// not fit the spec). `out` is the buffer the result is written to.
+/// Builds the GEMM spec of a MatMul/Gemm/Conv node, or the pooling spec of a MaxPool or
+/// AveragePool (or nothing when its operands or geometry do not fit the spec). `out` is the
+/// buffer the result is written to.
 std::optional<GemmSpec> gemmSpecFor(KernelBuilder& b, const Node& node, const BufferPtr& out);
 
 /// gemmSpecFor(anchor) with the elementwise chain from `from` (the anchor's output) to the

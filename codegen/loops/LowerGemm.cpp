@@ -9,13 +9,11 @@
 
 namespace fb::cg::lower {
 
-std::optional<ConvGeometry> convGeometryOf(const Node& n, const std::vector<int64_t>& xs,
-                                           const std::vector<int64_t>& ws,
-                                           const std::vector<int64_t>& ys, int64_t groups) {
-  std::vector<Dim> wk = {Dim(ws[2]), Dim(ws[3])};
-  auto w = windowOf(n, WindowKind::Conv, xs, ys, wk);
-  if (!w.ok())
-    return std::nullopt;
+namespace {
+
+/// The convolution geometry of a 2-D window over X (xs) into Y (ys), `groups` groups.
+ConvGeometry geometryOf(const Window& w, const std::vector<int64_t>& xs,
+                        const std::vector<int64_t>& ys, int64_t groups) {
   ConvGeometry c;
   c.batch = xs[0];
   c.inChannels = xs[1];
@@ -24,21 +22,87 @@ std::optional<ConvGeometry> convGeometryOf(const Node& n, const std::vector<int6
   c.outChannels = ys[1];
   c.outH = ys[2];
   c.outW = ys[3];
-  c.kernelH = ws[2];
-  c.kernelW = ws[3];
-  c.strideH = w->stride[0];
-  c.strideW = w->stride[1];
-  c.padTop = w->padBegin[0];
-  c.padLeft = w->padBegin[1];
-  c.dilationH = w->dilation[0];
-  c.dilationW = w->dilation[1];
+  c.kernelH = w.kernel[0];
+  c.kernelW = w.kernel[1];
+  c.strideH = w.stride[0];
+  c.strideW = w.stride[1];
+  c.padTop = w.padBegin[0];
+  c.padLeft = w.padBegin[1];
+  c.dilationH = w.dilation[0];
+  c.dilationW = w.dilation[1];
   c.groups = groups;
   return c;
 }
 
+} // namespace
+
+std::optional<ConvGeometry> convGeometryOf(const Node& n, const std::vector<int64_t>& xs,
+                                           const std::vector<int64_t>& ws,
+                                           const std::vector<int64_t>& ys, int64_t groups) {
+  std::vector<Dim> wk = {Dim(ws[2]), Dim(ws[3])};
+  auto w = windowOf(n, WindowKind::Conv, xs, ys, wk);
+  if (!w.ok() || w->kernel.size() != 2)
+    return std::nullopt;
+  return geometryOf(*w, xs, ys, groups);
+}
+
+namespace {
+
+/// The spec of a 2-D MaxPool, or of an AveragePool whose windows all count the same taps
+/// (count_include_pad, or no padding and no ceil-mode overhang): a depthwise window without
+/// weights for the direct generator. None with an Indices output, or any other shape.
+std::optional<GemmSpec> poolingSpecFor(KernelBuilder& b, const Node& n, const BufferPtr& out) {
+  const Value* X = n.input(0);
+  const std::vector<int64_t>& os = out->sizes;
+  if (os.size() != 4 || X->type().dtype != DType::F32 ||
+      (n.numOutputs() > 1 && n.output(1) && !n.output(1)->uses().empty()))
+    return std::nullopt;
+  BufferPtr xb = b.directBuffer(X);
+  if (!xb)
+    return std::nullopt;
+  std::vector<int64_t> xs = KernelBuilder::sizesOf(X);
+  auto w = windowOf(n, WindowKind::Pool, xs, os, {});
+  if (!w.ok() || w->s != 2 || xs[1] != os[1])
+    return std::nullopt;
+  GemmSpec g;
+  g.pooling = n.op() == OpKind::MaxPool ? GemmSpec::Pooling::Max : GemmSpec::Pooling::Average;
+  if (g.pooling == GemmSpec::Pooling::Average) {
+    auto includePad = n.attrs().getInt("count_include_pad", 0);
+    if (!includePad.ok())
+      return std::nullopt;
+    // Every window's count of taps, as lowerPool's tables have it, must be the whole kernel.
+    for (size_t d = 0; d < 2; ++d)
+      for (int64_t o = 0; o < w->out[d]; ++o)
+        for (int64_t t = 0; t < w->kernel[d]; ++t) {
+          int64_t p = o * w->stride[d] - w->padBegin[d] + t * w->dilation[d];
+          bool counted = *includePad ? p >= -w->padBegin[d] && p < w->in[d] + w->padEnd[d]
+                                     : p >= 0 && p < w->in[d];
+          if (!counted)
+            return std::nullopt;
+        }
+    g.poolScale = float(1.0 / double(w->kernel[0] * w->kernel[1]));
+  }
+  ConvGeometry c = geometryOf(*w, xs, os, xs[1]);
+  g.conv = c;
+  g.batch = xs[0];
+  g.M = 1;
+  g.N = os[2] * os[3];
+  g.K = c.kernelH * c.kernelW;
+  g.bArg = b.argIndexOf(xb);
+  g.bBatchStride = xs[1] * xs[2] * xs[3];
+  g.cArg = b.argIndexOf(out);
+  g.cBatchStride = os[1] * os[2] * os[3];
+  g.cRowStride = g.N;
+  return g;
+}
+
+} // namespace
+
 std::optional<GemmSpec> gemmSpecFor(KernelBuilder& b, const Node& n, const BufferPtr& out) {
   if (out->dtype != DType::F32)
     return std::nullopt;
+  if (n.op() == OpKind::MaxPool || n.op() == OpKind::AveragePool)
+    return poolingSpecFor(b, n, out);
   GemmSpec g;
   g.cArg = b.argIndexOf(out);
   const std::vector<int64_t>& os = out->sizes;
