@@ -104,13 +104,14 @@ bool isPerRowOperand(const GemmSpec& spec, int arg) {
 Value* finishAccumulator(GemmIrContext& c, IRBuilder<>& b, Value* x, Value* bias,
                          function_ref<Value*(int arg)> residual) {
   const GemmSpec& s = c.spec;
+  auto vf = [&](float v) { return ConstantFP::get(x->getType(), v); };
   if (s.alpha != 1.0f)
-    x = b.CreateFMul(x, c.vf(s.alpha), "alpha");
+    x = b.CreateFMul(x, vf(s.alpha), "alpha");
   if (bias && !s.epilogue.empty() && faultEnabled(Fault::GemmEpilogueDropsBias))
     bias = nullptr;
   if (bias) {
     if (s.beta != 1.0f)
-      bias = b.CreateFMul(bias, c.vf(s.beta));
+      bias = b.CreateFMul(bias, vf(s.beta));
     x = b.CreateFAdd(x, bias, "biased");
   }
   for (const EpilogueOp& op : s.epilogue)

@@ -3,6 +3,8 @@
 #include "codegen/gemm/GemmIrBuilder.h"
 
 #include <llvm/IR/Intrinsics.h>
+
+#include <functional>
 #include <llvm/TargetParser/Host.h>
 
 namespace fb::cg::gemmir {
@@ -80,30 +82,32 @@ Value* emitMin(IRBuilder<>& b, Value* a, Value* x) {
 }
 
 Value* emitVectorExp(GemmIrContext& c, IRBuilder<>& b, Value* x) {
+  auto* vt = cast<FixedVectorType>(x->getType());
+  auto vf = [&](float v) { return ConstantFP::get(vt, v); };
+  auto* vi = FixedVectorType::get(c.i32, vt->getNumElements());
   auto fmin = [&](Value* a, Value* v) { return b.CreateSelect(b.CreateFCmpOLT(a, v), a, v); };
   auto fmax = [&](Value* a, Value* v) { return b.CreateSelect(b.CreateFCmpOGT(a, v), a, v); };
   auto fma = [&](Value* a, Value* m, Value* add) {
-    return b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {a, m, add});
+    return b.CreateIntrinsic(Intrinsic::fmuladd, {vt}, {a, m, add});
   };
   Value* in = x;
-  x = fmax(fmin(x, c.vf(88.3762626647949f)), c.vf(-87.3365447504f));
+  x = fmax(fmin(x, vf(88.3762626647949f)), vf(-87.3365447504f));
   // n = round(x / ln2); r = x - n*ln2 in two parts so r is exact.
-  Value* fx = b.CreateIntrinsic(Intrinsic::floor, {c.v8f32},
-                                {fma(x, c.vf(1.44269504088896341f), c.vf(0.5f))});
-  Value* r = fma(fx, c.vf(-0.693359375f), x);
-  r = fma(fx, c.vf(2.12194440e-4f), r);
+  Value* fx =
+      b.CreateIntrinsic(Intrinsic::floor, {vt}, {fma(x, vf(1.44269504088896341f), vf(0.5f))});
+  Value* r = fma(fx, vf(-0.693359375f), x);
+  r = fma(fx, vf(2.12194440e-4f), r);
   Value* z = b.CreateFMul(r, r);
-  Value* y = c.vf(1.9875691500E-4f);
+  Value* y = vf(1.9875691500E-4f);
   for (float coef :
        {1.3981999507E-3f, 8.3334519073E-3f, 4.1665795894E-2f, 1.6666665459E-1f, 5.0000001201E-1f})
-    y = fma(y, r, c.vf(coef));
+    y = fma(y, r, vf(coef));
   y = fma(y, z, r);
-  y = b.CreateFAdd(y, c.vf(1.0f));
+  y = b.CreateFAdd(y, vf(1.0f));
   // 2^n by building the exponent bits.
-  Value* n = b.CreateFPToSI(fx, c.v8i32);
-  Value* bits =
-      b.CreateShl(b.CreateAdd(n, ConstantInt::get(c.v8i32, 127)), ConstantInt::get(c.v8i32, 23));
-  Value* e = b.CreateFMul(y, b.CreateBitCast(bits, c.v8f32));
+  Value* n = b.CreateFPToSI(fx, vi);
+  Value* bits = b.CreateShl(b.CreateAdd(n, ConstantInt::get(vi, 127)), ConstantInt::get(vi, 23));
+  Value* e = b.CreateFMul(y, b.CreateBitCast(bits, vt));
   // The clamp turned NaN into 88.38 (an unordered compare is false); NaN stays NaN, as in the
   // interpreter, so that a NaN accumulator is not a sigmoid of 0.
   return b.CreateSelect(b.CreateFCmpUNO(in, in), in, e, "exp");
@@ -111,20 +115,22 @@ Value* emitVectorExp(GemmIrContext& c, IRBuilder<>& b, Value* x) {
 
 Value* applyEpilogueOp(GemmIrContext& c, IRBuilder<>& b, const EpilogueOp& op, Value* x,
                        function_ref<Value*(int arg)> residual) {
+  auto* vt = cast<FixedVectorType>(x->getType());
+  auto vf = [&](float v) { return ConstantFP::get(vt, v); };
   auto sel = [&](Value* cond, Value* t, Value* f) { return b.CreateSelect(cond, t, f); };
-  Value* zero = c.vf(0.0f);
-  Value* one = c.vf(1.0f);
+  Value* zero = vf(0.0f);
+  Value* one = vf(1.0f);
   switch (op.kind) {
   case EpilogueOp::Kind::Relu: // the interpreter's x < 0 ? 0 : x (NaN and -0 pass through)
     return b.CreateSelect(b.CreateFCmpOLT(x, zero), zero, x, "relu");
   case EpilogueOp::Kind::Clip: {
-    Value* lo = c.vf(op.lo);
-    Value* hi = c.vf(op.hi);
+    Value* lo = vf(op.lo);
+    Value* hi = vf(op.hi);
     x = sel(b.CreateFCmpOLT(x, lo), lo, x);
     return sel(b.CreateFCmpOGT(x, hi), hi, x);
   }
   case EpilogueOp::Kind::LeakyRelu:
-    return sel(b.CreateFCmpOLT(x, zero), b.CreateFMul(x, c.vf(op.alpha)), x);
+    return sel(b.CreateFCmpOLT(x, zero), b.CreateFMul(x, vf(op.alpha)), x);
   case EpilogueOp::Kind::Sigmoid: {
     Value* e = emitVectorExp(c, b, b.CreateFNeg(x));
     return b.CreateFDiv(one, b.CreateFAdd(one, e), "sigmoid");
@@ -136,36 +142,35 @@ Value* applyEpilogueOp(GemmIrContext& c, IRBuilder<>& b, const EpilogueOp& op, V
   case EpilogueOp::Kind::Gelu: {
     // erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7), odd-extended:
     // erf(|z|) = 1 - t (a1 + t (a2 + ... + t a5)) e^(-z^2), t = 1 / (1 + p |z|).
-    Value* z = b.CreateFMul(x, c.vf(0.70710678118654752f));
-    Value* az = b.CreateIntrinsic(Intrinsic::fabs, {c.v8f32}, {z});
-    Value* t = b.CreateFDiv(
-        one, b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {az, c.vf(0.3275911f), one}));
-    Value* poly = c.vf(1.061405429f);
+    Value* z = b.CreateFMul(x, vf(0.70710678118654752f));
+    Value* az = b.CreateIntrinsic(Intrinsic::fabs, {vt}, {z});
+    Value* t =
+        b.CreateFDiv(one, b.CreateIntrinsic(Intrinsic::fmuladd, {vt}, {az, vf(0.3275911f), one}));
+    Value* poly = vf(1.061405429f);
     for (float coef : {-1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f})
-      poly = b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {poly, t, c.vf(coef)});
+      poly = b.CreateIntrinsic(Intrinsic::fmuladd, {vt}, {poly, t, vf(coef)});
     poly = b.CreateFMul(poly, t);
     Value* e = emitVectorExp(c, b, b.CreateFNeg(b.CreateFMul(az, az)));
     Value* erfAbs = b.CreateFSub(one, b.CreateFMul(poly, e));
-    Value* erf = b.CreateIntrinsic(Intrinsic::copysign, {c.v8f32}, {erfAbs, z});
-    return b.CreateFMul(b.CreateFMul(x, c.vf(0.5f)), b.CreateFAdd(one, erf), "gelu");
+    Value* erf = b.CreateIntrinsic(Intrinsic::copysign, {vt}, {erfAbs, z});
+    return b.CreateFMul(b.CreateFMul(x, vf(0.5f)), b.CreateFAdd(one, erf), "gelu");
   }
   case EpilogueOp::Kind::GeluTanh: {
     // tanh(u) = 1 - 2 / (1 + e^(2u)); e^(2u) saturates at the clamp, so the ends are +-1.
     Value* x3 = b.CreateFMul(b.CreateFMul(x, x), x);
-    Value* u =
-        b.CreateFMul(b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {x3, c.vf(0.044715f), x}),
-                     c.vf(0.79788456080286536f));
+    Value* u = b.CreateFMul(b.CreateIntrinsic(Intrinsic::fmuladd, {vt}, {x3, vf(0.044715f), x}),
+                            vf(0.79788456080286536f));
     Value* e = emitVectorExp(c, b, b.CreateFAdd(u, u));
-    Value* th = b.CreateFSub(one, b.CreateFDiv(c.vf(2.0f), b.CreateFAdd(one, e)));
-    return b.CreateFMul(b.CreateFMul(x, c.vf(0.5f)), b.CreateFAdd(one, th), "gelu_tanh");
+    Value* th = b.CreateFSub(one, b.CreateFDiv(vf(2.0f), b.CreateFAdd(one, e)));
+    return b.CreateFMul(b.CreateFMul(x, vf(0.5f)), b.CreateFAdd(one, th), "gelu_tanh");
   }
   case EpilogueOp::Kind::HardSigmoid: {
-    Value* t = b.CreateIntrinsic(Intrinsic::fmuladd, {c.v8f32}, {x, c.vf(op.alpha), c.vf(op.beta)});
+    Value* t = b.CreateIntrinsic(Intrinsic::fmuladd, {vt}, {x, vf(op.alpha), vf(op.beta)});
     t = sel(b.CreateFCmpOLT(t, one), t, one);
     return sel(b.CreateFCmpOGT(t, zero), t, zero);
   }
   case EpilogueOp::Kind::HardSwish: {
-    Value* t = b.CreateFAdd(b.CreateFDiv(x, c.vf(6.0f)), c.vf(0.5f));
+    Value* t = b.CreateFAdd(b.CreateFDiv(x, vf(6.0f)), vf(0.5f));
     t = sel(b.CreateFCmpOLT(t, one), t, one);
     t = sel(b.CreateFCmpOGT(t, zero), t, zero);
     return b.CreateFMul(x, t, "hardswish");
@@ -326,42 +331,63 @@ Function* emitMicroKernel(GemmIrContext& c, bool edge, int vectors) {
       storeTile(acc[i * nv + j], cTile, i, j);
   b.CreateRetVoid();
 
-  // The fused store: alpha, bias, epilogue ops, in the order of the spec.
+  // The fused store: alpha, bias, epilogue ops, in the order of the spec — computed per slot
+  // (a zmm's 16 columns at once: an exp costs the same per vector whichever its width), and
+  // stored in 8-column halves with the edge masks.
   b.SetInsertPoint(final);
   Value* bias = s.bias != GemmSpec::Bias::None ? loadArg(b, argv, s.biasArg, "bias") : nullptr;
   std::vector<Value*> residualBase = residualTileBases(c, b, argv, cOff);
+  // The 8-column vectors of slot t joined into one of its width.
+  auto joined = [&](const Slot& slot, const std::function<Value*(int j)>& part) -> Value* {
+    if (slot.width == 8)
+      return part(slot.first);
+    Value* lo = part(slot.first);
+    Value* hi = part(slot.first + 1);
+    SmallVector<int, 16> all;
+    for (int l = 0; l < 16; ++l)
+      all.push_back(l);
+    return b.CreateShuffleVector(lo, hi, all, "joined");
+  };
   for (int i = 0; i < mr; ++i) {
+    // Rows past the edge read row 0 of the tile, which always exists.
+    Value* liveRow = edge ? b.CreateSelect(rowLive[i], c.c64(i), c.c64(0)) : c.c64(i);
     Value* rowBias = nullptr;
-    if (s.bias == GemmSpec::Bias::PerRow) {
-      // Rows past the edge read row 0 of the tile, which always exists.
-      Value* row = edge ? b.CreateSelect(rowLive[i], c.c64(i), c.c64(0)) : c.c64(i);
-      Value* v = b.CreateAlignedLoad(c.f32, floatGep(b, bias, b.CreateAdd(mAbs, row)), Align(4),
-                                     "bias.row");
-      rowBias = b.CreateVectorSplat(8, v);
-    }
-    for (int j = 0; j < nv; ++j) {
-      Value* bv = rowBias;
-      if (s.bias == GemmSpec::Bias::PerColumn || s.bias == GemmSpec::Bias::Full) {
-        Value* off = b.CreateAdd(nAbs, c.c64(8 * j));
-        if (s.bias == GemmSpec::Bias::Full)
-          off = b.CreateAdd(off, b.CreateMul(b.CreateAdd(mAbs, c.c64(i)), c.c64(p.N)));
-        Value* at = floatGep(b, bias, off);
-        bv = edge ? static_cast<Value*>(
-                        b.CreateMaskedLoad(c.v8f32, at, Align(4), masks[i][j], c.vf(0.0f)))
-                  : b.CreateAlignedLoad(c.v8f32, at, Align(4));
+    if (s.bias == GemmSpec::Bias::PerRow)
+      rowBias = b.CreateAlignedLoad(c.f32, floatGep(b, bias, b.CreateAdd(mAbs, liveRow)), Align(4),
+                                    "bias.row");
+    for (const Slot& slot : slots) {
+      Value* bv = nullptr;
+      if (rowBias) {
+        bv = b.CreateVectorSplat(unsigned(slot.width), rowBias);
+      } else if (s.bias == GemmSpec::Bias::PerColumn || s.bias == GemmSpec::Bias::Full) {
+        bv = joined(slot, [&](int j) -> Value* {
+          Value* off = b.CreateAdd(nAbs, c.c64(8 * j));
+          if (s.bias == GemmSpec::Bias::Full)
+            off = b.CreateAdd(off, b.CreateMul(b.CreateAdd(mAbs, c.c64(i)), c.c64(p.N)));
+          Value* at = floatGep(b, bias, off);
+          return edge ? static_cast<Value*>(
+                            b.CreateMaskedLoad(c.v8f32, at, Align(4), masks[i][j], c.vf(0.0f)))
+                      : b.CreateAlignedLoad(c.v8f32, at, Align(4));
+        });
       }
-      Value* x = finishAccumulator(c, b, acc[i * nv + j], bv, [&](int arg) -> Value* {
-        if (isPerRowOperand(s, arg)) {
-          // Rows past the edge read row 0 of the tile, which always exists.
-          Value* row = edge ? b.CreateSelect(rowLive[i], c.c64(i), c.c64(0)) : c.c64(i);
-          return b.CreateVectorSplat(
-              8, b.CreateAlignedLoad(c.f32,
-                                     floatGep(b, residualBase[size_t(arg)], b.CreateAdd(mAbs, row)),
-                                     Align(4), "row.operand"));
-        }
-        return loadTile(residualBase[size_t(arg)], i, j);
+      Value* sum = joined(slot, [&](int j) { return acc[size_t(i * nv + j)]; });
+      Value* x = finishAccumulator(c, b, sum, bv, [&](int arg) -> Value* {
+        if (isPerRowOperand(s, arg))
+          return b.CreateVectorSplat(unsigned(slot.width),
+                                     b.CreateAlignedLoad(c.f32,
+                                                         floatGep(b, residualBase[size_t(arg)],
+                                                                  b.CreateAdd(mAbs, liveRow)),
+                                                         Align(4), "row.operand"));
+        return joined(slot, [&](int j) { return loadTile(residualBase[size_t(arg)], i, j); });
       });
-      storeTile(x, cTile, i, j);
+      if (slot.width == 8) {
+        storeTile(x, cTile, i, slot.first);
+        continue;
+      }
+      storeTile(b.CreateShuffleVector(x, ArrayRef<int>{0, 1, 2, 3, 4, 5, 6, 7}, "lo"), cTile, i,
+                slot.first);
+      storeTile(b.CreateShuffleVector(x, ArrayRef<int>{8, 9, 10, 11, 12, 13, 14, 15}, "hi"), cTile,
+                i, slot.first + 1);
     }
   }
   b.CreateRetVoid();
