@@ -93,7 +93,7 @@ Expected<DepthwisePlan> planDepthwise(const Kernel& kernel) {
   const ConvGeometry& g = p.g;
   p.multiplier = s.M;
   if (g.strideH < 1 || g.strideW < 1 || g.dilationH < 1 || g.dilationW < 1 || g.outH < 1 ||
-      g.outW < 1)
+      g.outW < 1 || g.batch < 1 || g.outChannels < 1 || g.inH < 1 || g.inW < 1)
     return makeError("kernel ", kernel.name, ": degenerate depthwise geometry");
   if (g.inW > kMaxZeroRow)
     return makeError("kernel ", kernel.name, ": input rows of ", g.inW,

@@ -61,6 +61,14 @@ std::optional<GemmSpec> poolingSpecFor(KernelBuilder& b, const Node& n, const Bu
   if (!xb)
     return std::nullopt;
   std::vector<int64_t> xs = KernelBuilder::sizesOf(X);
+  // An empty tensor (no images, channels or pixels) has nothing to pool: its loop nest does
+  // nothing, which is all it needs.
+  for (int64_t d : xs)
+    if (d < 1)
+      return std::nullopt;
+  for (int64_t d : os)
+    if (d < 1)
+      return std::nullopt;
   auto w = windowOf(n, WindowKind::Pool, xs, os, {});
   if (!w.ok() || w->s != 2 || xs[1] != os[1])
     return std::nullopt;
