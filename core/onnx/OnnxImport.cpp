@@ -675,28 +675,44 @@ Expected<int64_t> checkEnvelope(const onnx::ModelProto& model) {
 
 } // namespace
 
-Expected<std::unique_ptr<Graph>> importOnnxBytes(std::string_view bytes, const std::string& baseDir,
-                                                 const std::string& displayName) {
+namespace {
+
+/// Parses `bytes` into `model`, or an error naming the file.
+Status parseModel(std::string_view bytes, const std::string& displayName, onnx::ModelProto& model) {
   if (bytes.empty())
     return makeError(displayName, ": empty file (not an ONNX model)");
   if (bytes.size() > size_t(INT_MAX))
     return makeError(displayName, ": larger than 2 GB, the protobuf limit (store weights as "
                                   "external data)");
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            int(bytes.size()));
+  in.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
+    return makeError(displayName, ": not a valid ONNX model (truncated file or not a protobuf)");
+  return Status::success();
+}
+
+/// The graph of a parsed model.
+Expected<std::unique_ptr<Graph>> importParsed(const onnx::ModelProto& model,
+                                              const std::string& baseDir,
+                                              const std::string& displayName) {
+  auto opset = checkEnvelope(model);
+  if (!opset.ok())
+    return opset.error().withContext(displayName);
+  auto g = importModel(model, *opset, baseDir);
+  if (!g.ok())
+    return g.error().withContext(displayName);
+  return g;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<Graph>> importOnnxBytes(std::string_view bytes, const std::string& baseDir,
+                                                 const std::string& displayName) {
   try {
     onnx::ModelProto model;
-    google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                              int(bytes.size()));
-    in.SetTotalBytesLimit(INT_MAX);
-    if (!model.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
-      return makeError(displayName,
-                       ": not a valid ONNX model (truncated file or not a protobuf)");
-    auto opset = checkEnvelope(model);
-    if (!opset.ok())
-      return opset.error().withContext(displayName);
-    auto g = importModel(model, *opset, baseDir);
-    if (!g.ok())
-      return g.error().withContext(displayName);
-    return g;
+    FB_TRY(parseModel(bytes, displayName, model));
+    return importParsed(model, baseDir, displayName);
   } catch (const std::exception& e) {
     // Allocation failure on a hostile file must not escape the library.
     return makeError(displayName, ": import failed: ", e.what());
@@ -704,11 +720,21 @@ Expected<std::unique_ptr<Graph>> importOnnxBytes(std::string_view bytes, const s
 }
 
 Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string& path) {
-  FB_ASSIGN_OR_RETURN(std::string bytes, readRegularFile(path, "ONNX model"));
   std::string baseDir = std::filesystem::path(path).parent_path().string();
   if (baseDir.empty())
     baseDir = ".";
-  return importOnnxBytes(bytes, baseDir, path);
+  try {
+    onnx::ModelProto model;
+    {
+      // The file's bytes go as soon as they are parsed: with the parsed message and the graph's
+      // tensors, a third copy of the weights would set the peak memory of a whole run.
+      FB_ASSIGN_OR_RETURN(std::string bytes, readRegularFile(path, "ONNX model"));
+      FB_TRY(parseModel(bytes, path, model));
+    }
+    return importParsed(model, baseDir, path);
+  } catch (const std::exception& e) {
+    return makeError(path, ": import failed: ", e.what());
+  }
 }
 
 } // namespace fb
