@@ -155,6 +155,7 @@ struct OutputRow {
   std::vector<Value*> in;     ///< per kernel row: the input row (or the zero row)
   Value* y = nullptr;         ///< Y at the row's start
   Value* outOffset = nullptr; ///< the row's offset in output-shaped tensors (residuals)
+  bool inside = false;        ///< every tap row is inside the image (never the zero row)
 };
 
 /// Emits one kernel's IR; holds the per-item values the row code reads.
@@ -265,6 +266,7 @@ private:
     m_rowSet.clear();
     for (int64_t r = 0; r < count; ++r) {
       OutputRow row;
+      row.inside = !edge;
       Value* oh = r ? b.CreateAdd(oh0, c.c64(r), "oh.next") : oh0;
       for (int64_t kh = 0; kh < g.kernelH; ++kh) {
         Value* ih = b.CreateAdd(b.CreateMul(oh, c.c64(g.strideH)),
@@ -337,6 +339,7 @@ private:
       acc.push_back(c.vf(0.0f));
     // Stride 2: the wide load of tap offset o, whose odd floats are the taps of offset o + 1.
     std::map<std::pair<int64_t, int64_t>, Value*> wides;
+    bool started = false, realMax = false; // a tap combined; one in every lane (no empty mark)
     Value* col0 = b.CreateMul(j, c.c64(kLanes * g.strideW), "col0");
     // Taps column by column (a convolution's sums do not mind the order), or row by row.
     const int64_t outer = isMax() ? g.kernelH : g.kernelW, inner = isMax() ? g.kernelW : g.kernelH;
@@ -365,13 +368,24 @@ private:
           wides[{kh, offset}] = wide;
         }
         Value*& sum = acc[size_t(kh) % acc.size()];
-        sum = combine(b, sum, x, kh * g.kernelW + kw);
+        const bool everyLane = mask.empty() && row.inside;
+        if (isMax() && !started && everyLane) {
+          // The window's first tap, inside the image in every lane, is the maximum so far.
+          sum = x;
+        } else if (isMax() && realMax) {
+          // No lane holds the empty mark any more: one vmaxps.
+          sum = b.CreateSelect(b.CreateFCmpOGT(x, sum), x, sum, "acc.max");
+        } else {
+          sum = combine(b, sum, x, kh * g.kernelW + kw);
+        }
+        started = true;
+        realMax = realMax || everyLane;
       }
     }
     Value* total = acc[0];
     for (size_t i = 1; i < acc.size(); ++i)
       total = b.CreateFAdd(total, acc[i], "acc.sum");
-    if (isMax()) // a window wholly in the padding: -inf, as the interpreter's empty maximum
+    if (isMax() && !realMax) // a window wholly in the padding: -inf, the interpreter's empty max
       total = b.CreateSelect(isPad(b, total), c.vf(-std::numeric_limits<float>::infinity()), total,
                              "max.empty");
     if (p.permuted)
