@@ -3,6 +3,7 @@
 #include "codegen/loops/Schedule.h"
 #include "codegen/loops/ScheduleInternal.h"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 
@@ -257,6 +258,14 @@ Status applyScheduleOverride(Kernel& kernel, const StmtPtr& unscheduled,
     s = *r;
   }
   kernel.body = s;
+  // A pool compiled by the direct depthwise generator has no loops to schedule: a directive
+  // that reshapes the nest compiles it from that nest instead (what the Code view then shows).
+  static const std::set<std::string> nestDirectives = {"none", "split",     "tile",   "reorder",
+                                                       "fuse", "vectorize", "unroll", "cache"};
+  if (kernel.gemm && kernel.gemm->pooling != GemmSpec::Pooling::None &&
+      std::any_of(ov.directives.begin(), ov.directives.end(),
+                  [](const ScheduleDirective& d) { return nestDirectives.count(d.name) > 0; }))
+    kernel.gemm.reset();
   return Status::success();
 }
 

@@ -6,6 +6,7 @@
 
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/loops/LoopPrinter.h"
+#include "codegen/loops/ScheduleOverride.h"
 #include "core/RandomInputs.h"
 
 #include <cmath>
@@ -168,6 +169,34 @@ private Q_SLOTS:
       auto g = oneNode(c.op, {in(input(c, false))}, c.attrs(), 1, feeds);
       std::string why = compare(*g, feeds, "O3");
       QVERIFY2(why.empty(), why.c_str());
+    }
+  }
+
+  /// A directive that reshapes the loop nest (lesson 5 tiles and vectorizes a pool) compiles
+  /// the pool from that nest, which the Code view then shows as what runs; `parallel=0` is the
+  /// generator's own and keeps it.
+  void nestDirectivesCompileTheNest() {
+    PoolCase c;
+    std::vector<Tensor> feeds;
+    auto g = oneNode(c.op, {in(input(c, false))}, c.attrs(), 1, feeds);
+    QVERIFY(inferShapes(*g).ok());
+    auto reference = interpret(*g, feeds);
+    QVERIFY(reference.ok());
+    for (const char* directives : {"none,tile=4x8", "none,vectorize=ow/8", "parallel=0"}) {
+      CompileOptions co;
+      co.useCache = false;
+      auto parsed = parseScheduleOverrides(std::string("k0:") + directives);
+      QVERIFY(parsed.ok());
+      co.lower.scheduleOverrides = *parsed;
+      auto model = CompiledModel::compile(*g, co);
+      QVERIFY2(model.ok(), model.ok() ? "" : model.error().message().c_str());
+      const Kernel& k = (*model)->kernels().at(0);
+      const bool generator = k.gemm && k.gemm->pooling != GemmSpec::Pooling::None;
+      QCOMPARE(generator, std::string(directives) == "parallel=0");
+      auto got = (*model)->run(feeds);
+      QVERIFY(got.ok());
+      QVERIFY2(compareTensors(reference->outputs[0], (*got)[0], defaultTolerance(DType::F32)).ok,
+               directives);
     }
   }
 
