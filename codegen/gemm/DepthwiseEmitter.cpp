@@ -170,7 +170,7 @@ public:
     IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
     m_zeroRow = nullptr;
     if (p.rowsMayLeave) {
-      // The padding row: zeros, or -inf for MaxPool (padding never wins a maximum).
+      // The padding row: zeros, or MaxPool's empty mark (padding never wins a maximum).
       auto* zero = b.CreateAlloca(c.f32, c.c64(g.inW), "zero.row");
       zero->setAlignment(Align(32));
       if (isMax())
@@ -355,32 +355,25 @@ private:
       }
       int64_t offset = kw * g.dilationW - g.padLeft;
       Value* base = b.CreateAdd(col0, c.c64(offset), "iw");
-      {
-        Value* x = nullptr;
-        auto shared = wides.find({kh, offset - 1});
-        if (p.permuted && shared != wides.end()) {
-          // Float 2l+1 of that load is this tap's lane l, inside the row exactly when the
-          // load's mask (over the same columns) let it through.
-          x = b.CreateShuffleVector(shared->second, ArrayRef<int>{1, 3, 9, 11, 5, 7, 13, 15}, "x");
-        } else {
-          Value* wide = nullptr;
-          x = loadTap(b, row.in[size_t(kh)], base, mask, &wide);
-          wides[{kh, offset}] = wide;
-        }
-        Value*& sum = acc[size_t(kh) % acc.size()];
-        const bool everyLane = mask.empty() && row.inside;
-        if (isMax() && !started && everyLane) {
-          // The window's first tap, inside the image in every lane, is the maximum so far.
-          sum = x;
-        } else if (isMax() && realMax) {
-          // No lane holds the empty mark any more: one vmaxps.
-          sum = b.CreateSelect(b.CreateFCmpOGT(x, sum), x, sum, "acc.max");
-        } else {
-          sum = combine(b, sum, x, kh * g.kernelW + kw);
-        }
-        started = true;
-        realMax = realMax || everyLane;
+      Value* x = nullptr;
+      auto shared = wides.find({kh, offset - 1});
+      if (p.permuted && shared != wides.end()) {
+        // Float 2l+1 of that load is this tap's lane l, inside the row exactly when the
+        // load's mask (over the same columns) let it through.
+        x = b.CreateShuffleVector(shared->second, ArrayRef<int>{1, 3, 9, 11, 5, 7, 13, 15}, "x");
+      } else {
+        Value* wide = nullptr;
+        x = loadTap(b, row.in[size_t(kh)], base, mask, &wide);
+        wides[{kh, offset}] = wide;
       }
+      Value*& sum = acc[size_t(kh) % acc.size()];
+      const bool everyLane = mask.empty() && row.inside;
+      // The window's first tap, inside the image in every lane, is the maximum so far; once
+      // one such tap is in, no lane holds the empty mark.
+      sum =
+          isMax() && !started && everyLane ? x : combine(b, sum, x, kh * g.kernelW + kw, !realMax);
+      started = true;
+      realMax = realMax || everyLane;
     }
     Value* total = acc[0];
     for (size_t i = 1; i < acc.size(); ++i)
@@ -464,11 +457,16 @@ private:
 
   /// One tap into an accumulator: acc + x·w[tap] (a convolution), acc + x (AveragePool), or the
   /// interpreter's maximum (MaxPool): the first tap of a window is taken whatever it is, a later
-  /// one only when greater, so NaN wins only as the first.
-  Value* combine(IRBuilder<>& b, Value* acc, Value* x, int64_t tap) {
+  /// one only when greater, so NaN wins only as the first. `mayBeEmpty`: some lane of acc may
+  /// still hold the empty mark (else the maximum is one vmaxps).
+  Value* combine(IRBuilder<>& b, Value* acc, Value* x, int64_t tap, bool mayBeEmpty) {
     switch (s.pooling) {
-    case GemmSpec::Pooling::Max:
-      return b.CreateSelect(b.CreateOr(b.CreateFCmpOGT(x, acc), isPad(b, acc)), x, acc, "acc.max");
+    case GemmSpec::Pooling::Max: {
+      Value* take = b.CreateFCmpOGT(x, acc);
+      if (mayBeEmpty)
+        take = b.CreateOr(take, isPad(b, acc));
+      return b.CreateSelect(take, x, acc, "acc.max");
+    }
     case GemmSpec::Pooling::Average:
       return b.CreateFAdd(acc, x, "acc");
     case GemmSpec::Pooling::None:

@@ -28,7 +28,7 @@ Function* emitColumnMicroKernel(GemmIrContext& c, int columns) {
 
   // The k loop's vectors: `width` rows each (16 in zmm when whole vectors tile mr), `vectors`
   // of them down the A micro-panel; the fused store works on 8-row pieces of them.
-  const int width = columnKernelWidth(p);
+  const int width = p.columnWidth();
   const int vectors = int((p.mr + width - 1) / width);
   const int pieces = vectors * width / 8;
   auto* vt = FixedVectorType::get(c.f32, unsigned(width));

@@ -27,7 +27,6 @@ namespace {
 
 /// Packing buffers live on the worker's stack; keep them well inside an 8 MiB thread stack.
 constexpr int64_t kMaxStackBytes = 2 << 20;
-/// An N remainder (N mod nr) of at most this many columns uses the column micro-kernel.
 
 /// `void <name>.packA(ptr args, i64 b, i64 g, i64 ic, i64 mLen, i64 pc, i64 kLen, ptr dst)`:
 /// dst[(panel*kLen + k)*mr + i] = A[b, g, ic + panel*mr + i, pc + k], zero past mLen.

@@ -115,12 +115,6 @@ llvm::Function* makeMicroKernelFunction(GemmIrContext& c, const std::string& suf
 /// remainder (N = 49) costs about one FMA per k instead of a whole mr × 8 tile.
 llvm::Function* emitColumnMicroKernel(GemmIrContext& c, int columns);
 
-/// Rows per vector of the column micro-kernel's k loop: the target's width (16 in zmm) when
-/// whole vectors tile mr, else 8.
-inline int columnKernelWidth(const GemmPlan& p) {
-  return p.mr % p.lanes() == 0 ? p.lanes() : 8;
-}
-
 /// Emits the micro-kernels the plan needs (the full tile, its edge rows, the N remainder) and
 /// `<kernel>.items`, the blocked loop nest of work items over them, packing A and B with
 /// `packA` / `packB` where given (else reading them pre-packed). In GemmEmitter.cpp.

@@ -236,7 +236,7 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
     p.nr = s.nr;
   const int64_t maxAccumulators = registers >= 32 ? 28 : 14;
   if (p.mVectors) {
-    const int64_t columnWidth = p.mr % p.lanes() == 0 ? p.lanes() : 8;
+    const int64_t columnWidth = p.columnWidth();
     if (p.mr % 8 || p.mr < 8 || p.mr > 64 || p.nr % 8 || p.nr < 8 || p.nr > 16 ||
         p.mr / columnWidth * p.nr > maxAccumulators)
       return where("column register tile " + std::to_string(p.mr) + "x" + std::to_string(p.nr) +

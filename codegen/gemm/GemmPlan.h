@@ -51,6 +51,9 @@ struct GemmPlan {
   int registers = 16;
   /// Floats per accumulator vector of the micro-kernel's k loop (vectorLanes below).
   int lanes() const;
+  /// Rows per vector of the column micro-kernel's k loop: the target's width (16 in zmm) when
+  /// whole vectors tile mr, else 8.
+  int columnWidth() const { return mr % lanes() == 0 ? lanes() : 8; }
   int64_t mParts = 1, mPart = 0; ///< M split for parallelism (mPart is a multiple of mr)
   int64_t nParts = 1, nPart = 0; ///< N split for parallelism (nPart is a multiple of nr)
   OperandAccess a, b;

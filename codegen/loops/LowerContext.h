@@ -224,6 +224,10 @@ struct Window {
   size_t s = 0; ///< spatial rank
   std::vector<int64_t> in, out, kernel, stride, dilation, padBegin, padEnd;
 };
+
+/// The taps of output position `o` along axis `d` that an AveragePool counts: those inside the
+/// input, or with count_include_pad also those in the padding (not past it in ceil mode).
+int64_t countedTaps(const Window& w, size_t d, int64_t o, bool includePad);
 /// Reads the window attributes of a forward window op for X's sizes xs and Y's sizes ys.
 Expected<Window> windowOf(const Node& n, WindowKind kind, const std::vector<int64_t>& xs,
                           const std::vector<int64_t>& ys, const std::vector<Dim>& wKernel);

@@ -34,20 +34,6 @@ ConvGeometry geometryOf(const Window& w, const std::vector<int64_t>& xs,
   return c;
 }
 
-} // namespace
-
-std::optional<ConvGeometry> convGeometryOf(const Node& n, const std::vector<int64_t>& xs,
-                                           const std::vector<int64_t>& ws,
-                                           const std::vector<int64_t>& ys, int64_t groups) {
-  std::vector<Dim> wk = {Dim(ws[2]), Dim(ws[3])};
-  auto w = windowOf(n, WindowKind::Conv, xs, ys, wk);
-  if (!w.ok() || w->kernel.size() != 2)
-    return std::nullopt;
-  return geometryOf(*w, xs, ys, groups);
-}
-
-namespace {
-
 /// The spec of a 2-D MaxPool, or of an AveragePool whose windows all count the same taps
 /// (count_include_pad, or no padding and no ceil-mode overhang): a depthwise window without
 /// weights for the direct generator. None with an Indices output, or any other shape.
@@ -78,16 +64,11 @@ std::optional<GemmSpec> poolingSpecFor(KernelBuilder& b, const Node& n, const Bu
     auto includePad = n.attrs().getInt("count_include_pad", 0);
     if (!includePad.ok())
       return std::nullopt;
-    // Every window's count of taps, as lowerPool's tables have it, must be the whole kernel.
+    // Every window must count the whole kernel (lowerPool divides by countedTaps).
     for (size_t d = 0; d < 2; ++d)
       for (int64_t o = 0; o < w->out[d]; ++o)
-        for (int64_t t = 0; t < w->kernel[d]; ++t) {
-          int64_t p = o * w->stride[d] - w->padBegin[d] + t * w->dilation[d];
-          bool counted = *includePad ? p >= -w->padBegin[d] && p < w->in[d] + w->padEnd[d]
-                                     : p >= 0 && p < w->in[d];
-          if (!counted)
-            return std::nullopt;
-        }
+        if (countedTaps(*w, d, o, *includePad != 0) != w->kernel[d])
+          return std::nullopt;
     g.poolScale = float(1.0 / double(w->kernel[0] * w->kernel[1]));
   }
   ConvGeometry c = geometryOf(*w, xs, os, xs[1]);
@@ -105,6 +86,16 @@ std::optional<GemmSpec> poolingSpecFor(KernelBuilder& b, const Node& n, const Bu
 }
 
 } // namespace
+
+std::optional<ConvGeometry> convGeometryOf(const Node& n, const std::vector<int64_t>& xs,
+                                           const std::vector<int64_t>& ws,
+                                           const std::vector<int64_t>& ys, int64_t groups) {
+  std::vector<Dim> wk = {Dim(ws[2]), Dim(ws[3])};
+  auto w = windowOf(n, WindowKind::Conv, xs, ys, wk);
+  if (!w.ok() || w->kernel.size() != 2)
+    return std::nullopt;
+  return geometryOf(*w, xs, ys, groups);
+}
 
 std::optional<GemmSpec> gemmSpecFor(KernelBuilder& b, const Node& n, const BufferPtr& out) {
   if (out->dtype != DType::F32)

@@ -9,6 +9,16 @@
 
 namespace fb::cg::lower {
 
+int64_t countedTaps(const Window& w, size_t d, int64_t o, bool includePad) {
+  int64_t c = 0;
+  for (int64_t t = 0; t < w.kernel[d]; ++t) {
+    int64_t p = o * w.stride[d] - w.padBegin[d] + t * w.dilation[d];
+    if (includePad ? (p >= -w.padBegin[d] && p < w.in[d] + w.padEnd[d]) : (p >= 0 && p < w.in[d]))
+      ++c;
+  }
+  return c;
+}
+
 Expected<Window> windowOf(const Node& n, WindowKind kind, const std::vector<int64_t>& xs,
                           const std::vector<int64_t>& ys, const std::vector<Dim>& wKernel) {
   if (xs.size() < 3 || xs.size() > 5)
@@ -294,15 +304,8 @@ Expected<StmtPtr> lowerPool(KernelBuilder& b, const Node& n, const BufferPtr& ou
     std::vector<BufferPtr> tables;
     for (size_t d = 0; d < w.s; ++d) {
       std::vector<float> cnt(static_cast<size_t>(w.out[d]));
-      for (int64_t oo = 0; oo < w.out[d]; ++oo) {
-        int64_t c = 0;
-        for (int64_t t = 0; t < w.kernel[d]; ++t) {
-          int64_t p = oo * w.stride[d] - w.padBegin[d] + t * w.dilation[d];
-          if (includePad ? (p >= -w.padBegin[d] && p < w.in[d] + w.padEnd[d]) : (p >= 0 && p < w.in[d]))
-            ++c;
-        }
-        cnt[size_t(oo)] = float(std::max<int64_t>(c, 1));
-      }
+      for (int64_t oo = 0; oo < w.out[d]; ++oo)
+        cnt[size_t(oo)] = float(std::max<int64_t>(countedTaps(w, d, oo, includePad != 0), 1));
       tables.push_back(b.constantBuffer("pool_count" + std::to_string(d),
                                         Tensor::fromVector<float>({w.out[d]}, cnt)));
     }
