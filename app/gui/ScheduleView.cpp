@@ -215,6 +215,7 @@ void ScheduleView::setKernel(std::optional<workbench::KernelSchedule> kernel, co
     nodes << QStringLiteral("#%1").arg(id);
   const QString generator = k.interpreted                   ? tr("interpreted")
                             : k.convAlgorithm == "winograd" ? tr("Winograd on the GEMM generator")
+                            : k.convAlgorithm == "direct"   ? tr("direct convolution generator")
                             : k.gemm                        ? tr("GEMM generator")
                             : k.depthwise                   ? tr("depthwise generator")
                                                             : tr("loop emitter");

@@ -3,6 +3,7 @@
 #include "app/workbench/TuningLog.h"
 
 #include "codegen/exec/KernelModules.h"
+#include "codegen/gemm/DirectConv.h"
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/gemm/GemmPlan.h"
 #include "codegen/gemm/Int8GemmEmitter.h"
@@ -86,8 +87,11 @@ Expected<std::vector<KernelSchedule>> describeSchedules(const Graph& graph,
       s.depthwise = cg::isDepthwise(*k.gemm);
       if (!s.depthwise) {
         if (k.gemm->conv)
-          s.convAlgorithm = k.gemm->winograd ? "winograd" : "im2col";
+          s.convAlgorithm = k.gemm->winograd ? "winograd" : k.gemm->direct ? "direct" : "im2col";
         s.winogradApplies = cg::winogradApplies(*k.gemm);
+        s.directApplies =
+            cg::directConvApplies(*k.gemm, k.gemm->vectorRegisters > 0 ? k.gemm->vectorRegisters
+                                                                       : cg::hostVectorRegisters());
         // A spec the generator rejects compiles from its loop nest (KernelModules.h).
         // A Winograd kernel's blocking is that of its GEMMs.
         auto planOf = [&]() -> Expected<cg::GemmPlan> {
@@ -96,7 +100,13 @@ Expected<std::vector<KernelSchedule>> describeSchedules(const Graph& graph,
           FB_ASSIGN_OR_RETURN(cg::WinogradGemm wg, cg::winogradGemm(k));
           return wg.plan;
         };
-        Expected<cg::GemmPlan> plan = planOf();
+        // A direct convolution has no GEMM blocking (its tile is in `blocking`).
+        Expected<cg::GemmPlan> plan =
+            k.gemm->direct ? Expected<cg::GemmPlan>(makeError("direct")) : planOf();
+        if (k.gemm->direct) {
+          s.gemm = true;
+          s.gemmParallel = k.gemm->parallel;
+        }
         if (plan.ok()) {
           s.gemm = true;
           s.mr = plan->mr;

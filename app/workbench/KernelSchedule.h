@@ -37,10 +37,12 @@ struct KernelSchedule {
   int64_t mr = 0, nr = 0, mc = 0, kc = 0, nc = 0; ///< effective blocking (gemm)
   bool gemmParallel = false; ///< gemm: work items run on the thread pool
   bool columnTile = false;   ///< gemm: the register tile's vectors run along M (`vectors=m`)
-  /// Convolutions: "im2col" or "winograd" (its GEMMs' blocking above), empty for other kernels;
-  /// and whether Winograd applies to it (a `conv=` directive may switch).
+  /// Convolutions: "im2col", "winograd" (its GEMMs' blocking above) or "direct" (no GEMM
+  /// blocking), empty for other kernels; and whether Winograd and the direct convolution apply
+  /// to it (a `conv=` directive may switch).
   std::string convAlgorithm;
   bool winogradApplies = false;
+  bool directApplies = false;
   std::string blocking;      ///< gemm/depthwise/int8: blocking and packing in words
   std::string override;      ///< the directives applied ("tile=32x64"); empty: the default
   std::string loopsText;     ///< the kernel as --emit loops prints it

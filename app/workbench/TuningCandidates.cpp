@@ -20,14 +20,22 @@ std::vector<std::vector<TuningCandidate>> gemmCandidates(const KernelSchedule& k
                                                          int vectorRegisters, int threads) {
   std::vector<std::vector<TuningCandidate>> groups;
   // A 3×3 convolution: the other algorithms first (the blocking that follows is the winner's).
-  if (k.winogradApplies) {
+  if (k.winogradApplies || k.directApplies) {
     std::vector<TuningCandidate> algorithms;
     if (k.convAlgorithm != "im2col")
       algorithms.push_back({{"conv", "im2col"}});
-    if (k.convAlgorithm != "winograd")
+    if (k.winogradApplies && k.convAlgorithm != "winograd")
       algorithms.push_back({{"conv", "winograd"}});
-    algorithms.push_back({{"conv", "winograd4"}});
+    if (k.winogradApplies)
+      algorithms.push_back({{"conv", "winograd4"}});
+    if (k.directApplies && k.convAlgorithm != "direct")
+      algorithms.push_back({{"conv", "direct"}});
     groups.push_back(std::move(algorithms));
+  }
+  // The direct convolution has no GEMM blocking to try; only its parallel split.
+  if (k.convAlgorithm == "direct") {
+    groups.push_back({{{"parallel", k.gemmParallel ? "0" : "1"}}});
+    return groups;
   }
   const int64_t maxAccumulators = vectorRegisters >= 32 ? 28 : 14;
   const int lanes = cg::vectorLanes(vectorRegisters);

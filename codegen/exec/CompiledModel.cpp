@@ -461,8 +461,11 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
     if (!b.note.empty())
       stats.notes.push_back(kernels[k].name + ": " + b.note);
     impl.generators.push_back(b.generator);
-    stats.gemmKernels +=
-        b.generator == KernelGenerator::Gemm || b.generator == KernelGenerator::Winograd ? 1 : 0;
+    stats.gemmKernels += b.generator == KernelGenerator::Gemm ||
+                                 b.generator == KernelGenerator::Winograd ||
+                                 b.generator == KernelGenerator::DirectConv
+                             ? 1
+                             : 0;
     symbols.push_back(b.symbol);
     if (b.generator == KernelGenerator::Interpreted)
       continue;

@@ -1,6 +1,7 @@
 // Kernels → LLVM modules, choosing the GEMM generator, the depthwise generator or loops.
 #include "codegen/exec/KernelModules.h"
 #include "codegen/gemm/DepthwiseEmitter.h"
+#include "codegen/gemm/DirectConv.h"
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/gemm/Int8GemmEmitter.h"
 #include "codegen/gemm/Winograd.h"
@@ -26,6 +27,8 @@ const char* kernelGeneratorName(KernelGenerator g) {
   case KernelGenerator::Depthwise: return "dwconv";
   case KernelGenerator::Winograd:
     return "winograd";
+  case KernelGenerator::DirectConv:
+    return "direct";
   case KernelGenerator::Int8Gemm:
     return "int8gemm";
   case KernelGenerator::Interpreted: return "interpreted";
@@ -83,8 +86,13 @@ Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm, const TargetIn
       k.gemm->vectorRegisters = registers;
   for (Kernel& k : kernels)
     if (k.gemm && !isDepthwise(*k.gemm)) {
-      // A 3×3 convolution may run as Winograd (its own packed weights); a spec the generator
-      // cannot pack is compiled from its loop nest instead.
+      // A convolution may run direct or (3×3) as Winograd, each with its own packed weights;
+      // a spec the generator cannot pack is compiled from its loop nest instead.
+      Expected<bool> direct = prepareDirectConv(k);
+      if (!direct.ok())
+        return direct.error();
+      if (*direct)
+        continue;
       Expected<bool> winograd = prepareWinograd(k);
       if (!winograd.ok() && k.gemm->algorithm == ConvAlgorithm::Winograd)
         return winograd.error();
@@ -126,6 +134,7 @@ Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& con
       if (generator)
         *generator = depthwise               ? KernelGenerator::Depthwise
                      : kernel.gemm->winograd ? KernelGenerator::Winograd
+                     : kernel.gemm->direct   ? KernelGenerator::DirectConv
                                              : KernelGenerator::Gemm;
       return m;
     }

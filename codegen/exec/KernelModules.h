@@ -33,6 +33,7 @@ enum class KernelGenerator {
   Gemm,       ///< the BLIS-style GEMM generator (codegen/gemm/GemmEmitter.h)
   Depthwise,  ///< the direct depthwise-convolution generator (codegen/gemm/DepthwiseEmitter.h)
   Winograd,   ///< a Winograd convolution on the GEMM generator (codegen/gemm/Winograd.h)
+  DirectConv, ///< the direct convolution generator (codegen/gemm/DirectConv.h)
   Int8Gemm,   ///< the int8 GEMM generator (codegen/gemm/Int8GemmEmitter.h)
   Interpreted ///< no code: the executor runs the node with the interpreter (Kernel::interpreted)
 };

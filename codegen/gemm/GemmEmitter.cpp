@@ -3,6 +3,7 @@
 #include "codegen/gemm/GemmEmitter.h"
 
 #include "codegen/gemm/DepthwiseEmitter.h"
+#include "codegen/gemm/DirectConv.h"
 #include "codegen/gemm/GemmIrBuilder.h"
 #include "codegen/gemm/Winograd.h"
 #include "core/Faults.h"
@@ -470,6 +471,8 @@ Function* emitWorkItems(GemmIrContext& c, Function* packA, Function* packB) {
 Expected<Function*> emitGemmKernel(Module& module, const Kernel& kernel) {
   if (kernel.gemm && kernel.gemm->winograd)
     return emitWinogradKernel(module, kernel);
+  if (kernel.gemm && kernel.gemm->direct)
+    return emitDirectConvKernel(module, kernel);
   FB_ASSIGN_OR_RETURN(GemmPlan plan, planGemm(kernel));
   int64_t stackBytes = 4 * ((plan.a.source == OperandSource::Packed ? 0 : plan.mc * plan.kc) +
                             (plan.b.source == OperandSource::Packed ? 0
@@ -507,6 +510,8 @@ Expected<std::string> describeGemmBlocking(const Kernel& kernel) {
     return describeDepthwise(kernel);
   if (kernel.gemm && kernel.gemm->winograd)
     return describeWinograd(kernel);
+  if (kernel.gemm && kernel.gemm->direct)
+    return describeDirectConv(kernel);
   FB_ASSIGN_OR_RETURN(GemmPlan p, planGemm(kernel));
   auto source = [](OperandSource s) {
     switch (s) {

@@ -69,8 +69,27 @@ struct ConvGeometry {
 };
 
 /// How a convolution's products are formed (codegen/gemm). Auto: prepareKernels chooses per
-/// layer (codegen/gemm/Winograd.h); a schedule override (`conv=im2col|winograd`) forces one.
-enum class ConvAlgorithm { Auto, Im2col, Winograd };
+/// layer (codegen/gemm/Winograd.h, codegen/gemm/DirectConv.h); a schedule override
+/// (`conv=im2col|winograd|direct`) forces one.
+enum class ConvAlgorithm { Auto, Im2col, Winograd, Direct };
+
+/// A convolution computed directly from its input, set by prepareDirectConv
+/// (codegen/gemm/DirectConv.h): no im2col. The register tile holds `ocVectors` vectors of 16
+/// output channels by `tileRows` × `tileCols` output pixels; each tap of each input channel
+/// loads the tile's weight vectors once and broadcasts one input element per pixel. Weights are
+/// packed at compile time as [groups][channel blocks][Cin/groups][KH][KW][16·ocVectors]; a padded
+/// input is first copied, borders zeroed, into a Scratch argument, so the tile loop has no
+/// bounds checks.
+struct DirectConvLayout {
+  int ocVectors = 2;                ///< 16-channel vectors per tile (1..4)
+  int tileRows = 1, tileCols = 14;  ///< output pixels of the register tile
+  int64_t channelBlocks = 0;        ///< ceil(M / (16·ocVectors)) per group
+  int64_t tileRowsPerItem = 1;      ///< tile rows (of tileRows output rows) per work item
+  int64_t rowItems = 1;             ///< work items down one image
+  int64_t paddedH = 0, paddedW = 0; ///< the input plane the tiles read (padded or not)
+  int weightArg = -1;               ///< Weight: the packed weights
+  int paddedArg = -1;               ///< Scratch: the padded input, or -1 when unpadded
+};
 
 /// A 3×3, stride-1 convolution computed as Winograd F(m×m, 3×3), set by prepareWinograd: the
 /// input is cut into m×m output tiles, each tile's (m+2)² input patch and each filter are
@@ -141,6 +160,8 @@ struct GemmSpec {
   ConvAlgorithm algorithm = ConvAlgorithm::Auto;
   int winogradTile = 0;
   std::optional<WinogradLayout> winograd;
+  /// Set once prepareDirectConv chose the direct convolution: its layout.
+  std::optional<DirectConvLayout> direct;
 };
 
 /// True when a GEMM spec is a depthwise-like convolution the direct generator compiles:

@@ -222,9 +222,14 @@ Status applyScheduleOverride(Kernel& kernel, const StmtPtr& unscheduled,
                                 "one group, constant weights and a bias per channel"));
         g.algorithm = ConvAlgorithm::Winograd;
         g.winogradTile = d.value == "winograd4" ? 4 : 2;
+      } else if (d.value == "direct") {
+        if (!g.constantA || (g.bias != GemmSpec::Bias::None && g.bias != GemmSpec::Bias::PerRow))
+          return fail(makeError("the direct convolution needs constant weights and a bias per "
+                                "channel (or none)"));
+        g.algorithm = ConvAlgorithm::Direct;
       } else {
-        return fail(
-            makeError("conv is im2col, winograd, winograd2 or winograd4, not '", d.value, "'"));
+        return fail(makeError("conv is im2col, winograd, winograd2, winograd4 or direct, not '",
+                              d.value, "'"));
       }
     } else if (d.name == "vectors") {
       // Which way the GEMM register tile's vectors run (GemmSpec::TileVectors).

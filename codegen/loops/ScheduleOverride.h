@@ -17,8 +17,9 @@
 //              | 'cache=' BUF           accumulate BUF's element in a local in the innermost
 //                                       loop that keeps the element fixed (register blocking)
 //              | ('mr'|'nr'|'mc'|'kc'|'nc') '=' N   GEMM blocking (kernels with Kernel::gemm)
-//              | 'conv=' ('im2col'|'winograd'|'winograd2'|'winograd4')   a GEMM-class Conv's
-//                                       algorithm (winograd = F(2x2,3x3); codegen/gemm/Winograd.h)
+//              | 'conv=' ('im2col'|'winograd'|'winograd2'|'winograd4'|'direct')   a GEMM-class
+//                                       Conv's algorithm (winograd = F(2x2,3x3); codegen/gemm/
+//                                       Winograd.h; direct: codegen/gemm/DirectConv.h)
 //              | 'block=' N             GPU: threads per block (a multiple of 32, at most 256)
 //              | 'regtile=' N           GPU: the most outputs per thread along each of the two
 //                                       tiled loops (1 = one output per thread; default 4)

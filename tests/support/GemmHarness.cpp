@@ -1,6 +1,7 @@
 // GemmHarness: GEMM kernels compiled one module each through the project's JIT (codegen/llvm).
 #include "tests/support/GemmHarness.h"
 
+#include "codegen/gemm/DirectConv.h"
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/gemm/Winograd.h"
 #include "codegen/llvm/Jit.h"
@@ -53,11 +54,13 @@ Expected<std::unique_ptr<GemmHarness>> GemmHarness::create() {
 
 Expected<FbKernelFn> GemmHarness::compile(Kernel& kernel, bool optimize,
                                           int64_t winogradChunkBytes) {
-  bool winograd = false;
-  if (kernel.gemm && kernel.gemm->algorithm == ConvAlgorithm::Winograd) {
-    FB_ASSIGN_OR_RETURN(winograd, prepareWinograd(kernel, winogradChunkBytes));
+  bool prepared = false;
+  if (kernel.gemm && kernel.gemm->algorithm == ConvAlgorithm::Direct) {
+    FB_ASSIGN_OR_RETURN(prepared, prepareDirectConv(kernel));
+  } else if (kernel.gemm && kernel.gemm->algorithm == ConvAlgorithm::Winograd) {
+    FB_ASSIGN_OR_RETURN(prepared, prepareWinograd(kernel, winogradChunkBytes));
   }
-  if (!winograd)
+  if (!prepared)
     FB_TRY(packConstantOperands(kernel));
   if (!optimize && !m_impl->unoptimized) {
     JitOptions options;

@@ -24,7 +24,8 @@ public:
   /// Packs the kernel's constant operands (appending Weight args to `kernel`), emits it,
   /// optimizes at O3 (or not at all when `optimize` is false) and returns its entry point. A
   /// convolution whose spec asks for Winograd (ConvAlgorithm::Winograd) is prepared as one,
-  /// its chunks of tiles bounded by `winogradChunkBytes` (0: the generator's default).
+  /// its chunks of tiles bounded by `winogradChunkBytes` (0: the generator's default); one that
+  /// asks for the direct convolution (ConvAlgorithm::Direct) is prepared as that.
   Expected<FbKernelFn> compile(Kernel& kernel, bool optimize = true,
                                int64_t winogradChunkBytes = 0);
 

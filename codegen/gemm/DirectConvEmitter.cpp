@@ -1,0 +1,338 @@
+// The direct convolution kernel: the padding copy, the register-tile functions (one per tile
+// shape the image's edges need) and the work items over them.
+#include "codegen/gemm/DirectConv.h"
+
+#include "codegen/gemm/GemmIrBuilder.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <string>
+
+namespace fb::cg {
+
+using namespace llvm;
+// fb::Value (a graph value) would otherwise shadow llvm::Value here.
+using gemmir::emitFor;
+using gemmir::emitMin;
+using gemmir::floatGep;
+using gemmir::GemmIrContext;
+using gemmir::loadArg;
+using llvm::Value;
+
+namespace {
+
+constexpr int kLanes = 16;
+
+/// The sizes every piece of one direct kernel works with.
+struct DirectShape {
+  explicit DirectShape(const GemmSpec& s)
+      : g(*s.conv), d(*s.direct), m(g.outChannels / g.groups), cinG(g.inChannels / g.groups),
+        taps(g.kernelH * g.kernelW), width(int64_t(kLanes) * d.ocVectors),
+        plane(d.paddedH * d.paddedW), hw(g.outH * g.outW) {}
+  const ConvGeometry& g;
+  const DirectConvLayout& d;
+  int64_t m, cinG, taps, width, plane, hw;
+  int64_t segments() const { return (g.outW + d.tileCols - 1) / d.tileCols; }
+  int64_t lastCols() const { return g.outW - (segments() - 1) * d.tileCols; }
+  int64_t tileRowsTotal() const { return (g.outH + d.tileRows - 1) / d.tileRows; }
+  int64_t items() const { return g.batch * g.groups * d.channelBlocks * d.rowItems; }
+};
+
+/// `void <name>.pad(ptr args, i64 begin, i64 end)`: image channels [begin, end) copied into
+/// the Scratch plane with their zero border (written every call: the workspace is shared).
+Function* emitPadItems(GemmIrContext& c, const DirectShape& sh) {
+  const ConvGeometry& g = sh.g;
+  const DirectConvLayout& d = sh.d;
+  Function* f = gemmir::makeItemsFunction(c, "pad");
+  Value* argv = f->getArg(0);
+  IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
+  Value* src = loadArg(b, argv, c.spec.bArg, "X");
+  Value* dst = loadArg(b, argv, d.paddedArg, "X.padded");
+  const int64_t right = d.paddedW - g.padLeft - g.inW;
+  emitFor(b, f->getArg(1), f->getArg(2), c.c64(1), "channel", [&](Value* ch) {
+    Value* from = floatGep(b, src, b.CreateMul(ch, c.c64(g.inH * g.inW)), "from");
+    Value* to = floatGep(b, dst, b.CreateMul(ch, c.c64(sh.plane)), "to");
+    emitFor(b, c.c64(0), c.c64(d.paddedH), c.c64(1), "row", [&](Value* r) {
+      Value* row = floatGep(b, to, b.CreateMul(r, c.c64(d.paddedW)), "row");
+      Value* ih = b.CreateSub(r, c.c64(g.padTop));
+      Function* fn = b.GetInsertBlock()->getParent();
+      BasicBlock* inside = BasicBlock::Create(c.ctx, "row.inside", fn);
+      BasicBlock* outside = BasicBlock::Create(c.ctx, "row.outside", fn);
+      BasicBlock* join = BasicBlock::Create(c.ctx, "row.join", fn);
+      b.CreateCondBr(b.CreateICmpULT(ih, c.c64(g.inH)), inside, outside);
+      b.SetInsertPoint(inside);
+      if (g.padLeft > 0)
+        b.CreateMemSet(row, b.getInt8(0), c.c64(4 * g.padLeft), Align(4));
+      b.CreateMemCpy(floatGep(b, row, c.c64(g.padLeft)), Align(4),
+                     floatGep(b, from, b.CreateMul(ih, c.c64(g.inW))), Align(4), c.c64(4 * g.inW));
+      if (right > 0)
+        b.CreateMemSet(floatGep(b, row, c.c64(g.padLeft + g.inW)), b.getInt8(0), c.c64(4 * right),
+                       Align(4));
+      b.CreateBr(join);
+      b.SetInsertPoint(outside);
+      b.CreateMemSet(row, b.getInt8(0), c.c64(4 * d.paddedW), Align(4));
+      b.CreateBr(join);
+      b.SetInsertPoint(join);
+    });
+  });
+  b.CreateRetVoid();
+  return f;
+}
+
+/// `void <name>.tile<R>x<C>(ptr args, ptr x, ptr w, i64 cOff, i64 ocAbs, i64 mValid)`: one
+/// register tile of R output rows by C output columns and the block's 16·vectors channels.
+/// x: the input plane of the group's first channel at the tile's top-left tap; w: the channel
+/// block's packed weights; cOff: the output offset of the tile's first channel and pixel;
+/// ocAbs: that channel's index among all output channels; mValid: the block's live channels.
+Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_t cols) {
+  const ConvGeometry& g = sh.g;
+  const DirectConvLayout& d = sh.d;
+  const GemmSpec& s = c.spec;
+  Function* f = c.makeFunction("tile" + std::to_string(rows) + "x" + std::to_string(cols),
+                               Type::getVoidTy(c.ctx), {c.ptr, c.ptr, c.ptr, c.i64, c.i64, c.i64},
+                               /*internal=*/true);
+  const char* names[] = {"args", "x", "w", "cOff", "ocAbs", "mValid"};
+  for (unsigned i = 0; i < f->arg_size(); ++i)
+    f->getArg(i)->setName(names[i]);
+  for (unsigned i : {1u, 2u}) {
+    f->addParamAttr(i, Attribute::NoAlias);
+    f->addParamAttr(i, Attribute::ReadOnly);
+  }
+  Value *argv = f->getArg(0), *x = f->getArg(1), *w = f->getArg(2), *cOff = f->getArg(3);
+  Value *ocAbs = f->getArg(4), *mValid = f->getArg(5);
+  const int vectors = d.ocVectors;
+  const int64_t pixels = rows * cols;
+  auto* vt = FixedVectorType::get(c.f32, kLanes);
+  std::vector<int64_t> inOff(static_cast<size_t>(pixels)), outOff(static_cast<size_t>(pixels));
+  for (int64_t j = 0; j < pixels; ++j) {
+    inOff[size_t(j)] = (j / cols) * g.strideH * d.paddedW + (j % cols) * g.strideW;
+    outOff[size_t(j)] = (j / cols) * g.outW + (j % cols);
+  }
+  IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
+  auto at = [](int v, int64_t j, int64_t p) { return size_t(int64_t(v) * p + j); };
+
+  // acc[v·pixels + j] += W[ci, tap, vector v] · X[ci, pixel j + tap] over ci and the taps.
+  auto channel = [&](Value* ci, std::vector<Value*>& acc) {
+    Value* xc = floatGep(b, x, b.CreateMul(ci, c.c64(sh.plane)), "x.chan");
+    Value* wc = floatGep(b, w, b.CreateMul(ci, c.c64(sh.taps * sh.width)), "w.chan");
+    for (int64_t kh = 0; kh < g.kernelH; ++kh)
+      for (int64_t kw = 0; kw < g.kernelW; ++kw) {
+        const int64_t tap = kh * g.kernelW + kw;
+        const int64_t tapOff = kh * g.dilationH * d.paddedW + kw * g.dilationW;
+        std::vector<Value*> wv(static_cast<size_t>(vectors));
+        for (int v = 0; v < vectors; ++v)
+          wv[size_t(v)] = b.CreateAlignedLoad(
+              vt, floatGep(b, wc, c.c64(tap * sh.width + int64_t(v) * kLanes)), Align(4), "w");
+        for (int64_t j = 0; j < pixels; ++j) {
+          Value* xs = b.CreateAlignedLoad(c.f32, floatGep(b, xc, c.c64(tapOff + inOff[size_t(j)])),
+                                          Align(4), "x");
+          Value* xv = b.CreateVectorSplat(kLanes, xs);
+          for (int v = 0; v < vectors; ++v) {
+            Value*& a = acc[at(v, j, pixels)];
+            a = b.CreateIntrinsic(Intrinsic::fmuladd, {vt}, {wv[size_t(v)], xv, a});
+          }
+        }
+      }
+  };
+  // for (ci = begin; ci + step <= end; ci += step) channels ci .. ci+step-1, carrying acc.
+  auto loop = [&](const std::string& name, Value* begin, int64_t step, std::vector<Value*>& acc) {
+    BasicBlock* pre = b.GetInsertBlock();
+    BasicBlock* header = BasicBlock::Create(c.ctx, name + ".header", f);
+    BasicBlock* body = BasicBlock::Create(c.ctx, name + ".body", f);
+    BasicBlock* exit = BasicBlock::Create(c.ctx, name + ".exit", f);
+    b.CreateBr(header);
+    b.SetInsertPoint(header);
+    PHINode* ci = b.CreatePHI(c.i64, 2, name);
+    ci->addIncoming(begin, pre);
+    std::vector<PHINode*> phis;
+    for (Value*& a : acc) {
+      PHINode* phi = b.CreatePHI(vt, 2, "acc");
+      phi->addIncoming(a, pre);
+      phis.push_back(phi);
+      a = phi;
+    }
+    b.CreateCondBr(b.CreateICmpSLE(b.CreateAdd(ci, c.c64(step)), c.c64(sh.cinG)), body, exit);
+    b.SetInsertPoint(body);
+    for (int64_t u = 0; u < step; ++u)
+      channel(b.CreateAdd(ci, c.c64(u)), acc);
+    ci->addIncoming(b.CreateAdd(ci, c.c64(step)), b.GetInsertBlock());
+    for (size_t i = 0; i < acc.size(); ++i) {
+      phis[i]->addIncoming(acc[i], b.GetInsertBlock());
+      acc[i] = phis[i];
+    }
+    b.CreateBr(header);
+    b.SetInsertPoint(exit);
+    return ci;
+  };
+  std::vector<Value*> acc(static_cast<size_t>(vectors * pixels), ConstantFP::get(vt, 0.0));
+  // A 1×1 or 1×3 filter has few FMAs per channel: unroll channels so the loop's overhead and
+  // its loads of the next channel's weights overlap the FMAs.
+  const int64_t unroll = sh.taps >= 4 ? 1 : sh.taps >= 2 ? 2 : 4;
+  Value* rest =
+      unroll > 1 ? static_cast<Value*>(loop("ci" + std::to_string(unroll), c.c64(0), unroll, acc))
+                 : c.c64(0);
+  loop("ci", rest, 1, acc);
+
+  // The fused store: per pixel and vector, bias, epilogue, and a scatter down the channels.
+  Value* cTile = floatGep(b, loadArg(b, argv, s.cArg, "C"), cOff, "C.tile");
+  Value* bias = s.bias == GemmSpec::Bias::PerRow ? loadArg(b, argv, s.biasArg, "bias") : nullptr;
+  std::vector<Value*> residualBase = gemmir::residualTileBases(c, b, argv, cOff);
+  Value* live = b.CreateVectorSplat(kLanes, mValid);
+  std::vector<Value*> masks(static_cast<size_t>(vectors)), offsets(static_cast<size_t>(vectors)),
+      biasVec(static_cast<size_t>(vectors));
+  for (int v = 0; v < vectors; ++v) {
+    SmallVector<Constant*, 16> lanes, rowOffsets;
+    for (int l = 0; l < kLanes; ++l) {
+      lanes.push_back(ConstantInt::get(c.i64, v * kLanes + l));
+      rowOffsets.push_back(ConstantInt::get(c.i64, (v * kLanes + l) * sh.hw));
+    }
+    masks[size_t(v)] = b.CreateICmpSLT(ConstantVector::get(lanes), live, "live");
+    offsets[size_t(v)] = ConstantVector::get(rowOffsets);
+    if (bias)
+      biasVec[size_t(v)] =
+          b.CreateMaskedLoad(vt, floatGep(b, bias, b.CreateAdd(ocAbs, c.c64(v * kLanes))), Align(4),
+                             masks[size_t(v)], ConstantFP::get(vt, 0.0), "bias");
+  }
+  for (int64_t j = 0; j < pixels; ++j)
+    for (int v = 0; v < vectors; ++v) {
+      Value* result = gemmir::finishAccumulator(
+          c, b, acc[at(v, j, pixels)], biasVec[size_t(v)], [&](int arg) -> Value* {
+            if (gemmir::isPerRowOperand(s, arg))
+              return b.CreateMaskedLoad(
+                  vt, floatGep(b, residualBase[size_t(arg)], b.CreateAdd(ocAbs, c.c64(v * kLanes))),
+                  Align(4), masks[size_t(v)], ConstantFP::get(vt, 0.0), "row.operand");
+            Value* ptrs =
+                b.CreateGEP(c.f32, floatGep(b, residualBase[size_t(arg)], c.c64(outOff[size_t(j)])),
+                            offsets[size_t(v)]);
+            return b.CreateMaskedGather(vt, ptrs, Align(4), masks[size_t(v)],
+                                        ConstantFP::get(vt, 0.0), "operand");
+          });
+      Value* ptrs =
+          b.CreateGEP(c.f32, floatGep(b, cTile, c.c64(outOff[size_t(j)])), offsets[size_t(v)]);
+      b.CreateMaskedScatter(result, ptrs, Align(4), masks[size_t(v)]);
+    }
+  b.CreateRetVoid();
+  return f;
+}
+
+/// `void <name>.items(ptr args, i64 begin, i64 end)`: items of (image, group, channel block,
+/// block of tile rows), the block fastest so that consecutive items share their weights.
+Function* emitItems(GemmIrContext& c, const DirectShape& sh) {
+  const ConvGeometry& g = sh.g;
+  const DirectConvLayout& d = sh.d;
+  const int64_t rows = d.tileRows, cols = d.tileCols;
+  const int64_t lastRows = g.outH % rows, lastCols = sh.lastCols();
+  const int64_t fullSegments = lastCols == cols ? sh.segments() : sh.segments() - 1;
+  // The tile functions, by (rows, cols), for the shapes the image's edges need.
+  Function* tiles[2][2] = {{emitTile(c, sh, rows, cols), nullptr}, {nullptr, nullptr}};
+  if (lastCols != cols)
+    tiles[0][1] = emitTile(c, sh, rows, lastCols);
+  if (lastRows != 0) {
+    tiles[1][0] = emitTile(c, sh, lastRows, cols);
+    if (lastCols != cols)
+      tiles[1][1] = emitTile(c, sh, lastRows, lastCols);
+  }
+
+  Function* f = gemmir::makeItemsFunction(c, "items");
+  Value* argv = f->getArg(0);
+  IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
+  Value* xBase = loadArg(b, argv, d.paddedArg >= 0 ? d.paddedArg : c.spec.bArg, "X");
+  Value* wBase = loadArg(b, argv, d.weightArg, "W.packed");
+  emitFor(b, f->getArg(1), f->getArg(2), c.c64(1), "item", [&](Value* item) {
+    Value* ri = b.CreateURem(item, c.c64(d.rowItems), "rowblock");
+    Value* t = b.CreateUDiv(item, c.c64(d.rowItems));
+    Value* blk = b.CreateURem(t, c.c64(d.channelBlocks), "chanblock");
+    t = b.CreateUDiv(t, c.c64(d.channelBlocks));
+    Value* grp = b.CreateURem(t, c.c64(g.groups), "group");
+    Value* bi = b.CreateUDiv(t, c.c64(g.groups), "image");
+    Value* oc0 = b.CreateMul(blk, c.c64(sh.width));
+    Value* ocAbs = b.CreateAdd(b.CreateMul(grp, c.c64(sh.m)), oc0, "oc");
+    Value* mValid = emitMin(b, c.c64(sh.width), b.CreateSub(c.c64(sh.m), oc0));
+    Value* xImg = floatGep(b, xBase,
+                           b.CreateMul(b.CreateAdd(b.CreateMul(bi, c.c64(g.inChannels)),
+                                                   b.CreateMul(grp, c.c64(sh.cinG))),
+                                       c.c64(sh.plane)),
+                           "x.image");
+    Value* wBlk = floatGep(b, wBase,
+                           b.CreateMul(b.CreateAdd(b.CreateMul(grp, c.c64(d.channelBlocks)), blk),
+                                       c.c64(sh.cinG * sh.taps * sh.width)),
+                           "w.block");
+    Value* cImg = b.CreateAdd(b.CreateMul(bi, c.c64(g.outChannels * sh.hw)),
+                              b.CreateMul(ocAbs, c.c64(sh.hw)), "c.image");
+    Value* trBegin = b.CreateMul(ri, c.c64(d.tileRowsPerItem));
+    Value* trEnd =
+        emitMin(b, c.c64(sh.tileRowsTotal()), b.CreateAdd(trBegin, c.c64(d.tileRowsPerItem)));
+    emitFor(b, trBegin, trEnd, c.c64(1), "tilerow", [&](Value* tr) {
+      Value* oh0 = b.CreateMul(tr, c.c64(rows), "oh0");
+      Value* xRow = floatGep(b, xImg, b.CreateMul(oh0, c.c64(g.strideH * d.paddedW)));
+      Value* cRow = b.CreateAdd(cImg, b.CreateMul(oh0, c.c64(g.outW)));
+      auto rowOfTiles = [&](Function* full, Function* last) {
+        auto call = [&](Function* tile, Value* seg) {
+          Value* ow0 = b.CreateMul(seg, c.c64(cols));
+          b.CreateCall(tile, {argv, floatGep(b, xRow, b.CreateMul(ow0, c.c64(g.strideW))), wBlk,
+                              b.CreateAdd(cRow, ow0), ocAbs, mValid});
+        };
+        emitFor(b, c.c64(0), c.c64(fullSegments), c.c64(1), "segment",
+                [&](Value* seg) { call(full, seg); });
+        if (last)
+          call(last, c.c64(fullSegments));
+      };
+      if (lastRows == 0) {
+        rowOfTiles(tiles[0][0], tiles[0][1]);
+        return;
+      }
+      Function* fn = b.GetInsertBlock()->getParent();
+      BasicBlock* whole = BasicBlock::Create(c.ctx, "rows.whole", fn);
+      BasicBlock* partial = BasicBlock::Create(c.ctx, "rows.last", fn);
+      BasicBlock* join = BasicBlock::Create(c.ctx, "rows.join", fn);
+      b.CreateCondBr(b.CreateICmpSLE(b.CreateAdd(oh0, c.c64(rows)), c.c64(g.outH)), whole, partial);
+      b.SetInsertPoint(whole);
+      rowOfTiles(tiles[0][0], tiles[0][1]);
+      b.CreateBr(join);
+      b.SetInsertPoint(partial);
+      rowOfTiles(tiles[1][0], tiles[1][1]);
+      b.CreateBr(join);
+      b.SetInsertPoint(join);
+    });
+  });
+  b.CreateRetVoid();
+  return f;
+}
+
+} // namespace
+
+Expected<Function*> emitDirectConvKernel(Module& module, const Kernel& kernel) {
+  if (!kernel.gemm || !kernel.gemm->direct || !kernel.gemm->conv)
+    return makeError("kernel ", kernel.name, ": not a direct convolution");
+  if (module.getFunction(kernel.name))
+    return makeError("kernel ", kernel.name,
+                     ": a function of that name already exists in the module");
+  const GemmSpec& s = *kernel.gemm;
+  const DirectConvLayout& d = *s.direct;
+  auto validArg = [&](int arg) { return arg >= 0 && size_t(arg) < kernel.args.size(); };
+  if (!validArg(s.bArg) || !validArg(s.cArg) || !validArg(d.weightArg) ||
+      (d.paddedArg >= 0 && !validArg(d.paddedArg)) ||
+      (s.bias == GemmSpec::Bias::PerRow && !validArg(s.biasArg)))
+    return makeError("kernel ", kernel.name, ": a direct convolution argument is out of range");
+  // GemmIrContext carries a GEMM plan for the GEMM pieces; none of the helpers used here read it.
+  GemmPlan unusedGemmPlan;
+  GemmIrContext c(module, kernel, unusedGemmPlan);
+  DirectShape sh(s);
+  Function* pad = d.paddedArg >= 0 ? emitPadItems(c, sh) : nullptr;
+  Function* items = emitItems(c, sh);
+
+  Function* entry = c.makeFunction("", Type::getVoidTy(c.ctx), {c.ptr}, /*internal=*/false);
+  entry->getArg(0)->setName("args");
+  entry->addParamAttr(0, Attribute::NoAlias);
+  IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", entry));
+  if (pad)
+    gemmir::emitRunItems(c, b, entry->getArg(0), pad, sh.g.batch * sh.g.inChannels, s.parallel,
+                         "padWorker");
+  gemmir::emitRunItems(c, b, entry->getArg(0), items, sh.items(), s.parallel, "worker");
+  b.CreateRetVoid();
+  if (Status st = gemmir::verifyKernelFunctions(module, kernel.name); !st.ok())
+    return st.error();
+  return entry;
+}
+
+} // namespace fb::cg

@@ -1,0 +1,222 @@
+// The direct convolution's compile-time half: whether it applies, the register tile and work
+// split (a cost model of FMA and load slots), the per-layer choice, and the weight packing.
+#include "codegen/gemm/DirectConv.h"
+#include "codegen/gemm/GemmPlan.h"
+
+#include <algorithm>
+#include <sstream>
+#include <thread>
+
+namespace fb::cg {
+
+namespace {
+
+constexpr int64_t kLanes = 16;
+/// Work items to aim for per thread: dynamic claiming stays balanced on a shared core.
+constexpr int64_t kItemsPerThread = 4;
+
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+/// The widest pixel tile for `vectors` channel vectors: accumulators, the weight vectors and
+/// the broadcast inputs stay within 31 of the 32 registers. With unit stride the taps of one
+/// filter row share their inputs (pixel j's tap kw is pixel j+1's tap kw-1), and LLVM keeps
+/// the `pixels + shared` broadcasts live across those taps; more would spill accumulators.
+int64_t maxTilePixels(int vectors, int64_t shared) {
+  return std::clamp<int64_t>((31 - vectors - shared) / (vectors + 1), 1, 28);
+}
+
+/// Cycles of one tap of a tile of `pixels` pixels and `vectors` channel vectors on a core with
+/// two 512-bit FMA pipes and three load ports: FMAs, loads (weights and broadcasts), or the FMA
+/// latency of 4 cycles when there are too few accumulators to cover it.
+double tapCycles(int vectors, int64_t pixels) {
+  return std::max({double(vectors * pixels) / 2.0, double(vectors + pixels) / 3.0, 4.0});
+}
+
+struct TileShape {
+  int vectors = 1;
+  int64_t rows = 1, cols = 1;
+  double cost = 0;
+};
+
+/// The tile for `vectors`: a row split into nearly equal segments of at most maxTilePixels, or
+/// whole rows stacked when a row is shorter; its cost is the sum over all tiles of the image.
+TileShape shapeFor(int vectors, int64_t shared, int64_t m, int64_t outH, int64_t outW) {
+  TileShape t;
+  t.vectors = vectors;
+  const int64_t most = maxTilePixels(vectors, shared);
+  const int64_t segments = ceilDiv(outW, most);
+  t.cols = ceilDiv(outW, segments);
+  t.rows = t.cols == outW ? std::clamp<int64_t>(most / outW, 1, outH) : 1;
+  const int64_t lastCols = outW - (segments - 1) * t.cols;
+  const int64_t fullRows = outH / t.rows, lastRows = outH % t.rows;
+  double perRow = double(segments - 1) * tapCycles(vectors, t.rows * t.cols) +
+                  tapCycles(vectors, t.rows * lastCols);
+  double perLast = lastRows == 0 ? 0.0
+                                 : double(segments - 1) * tapCycles(vectors, lastRows * t.cols) +
+                                       tapCycles(vectors, lastRows * lastCols);
+  t.cost = double(ceilDiv(m, kLanes * vectors)) * (double(fullRows) * perRow + perLast);
+  return t;
+}
+
+/// The layers the direct convolution is measured to beat both im2col and Winograd on (2-core
+/// Zen 5, docs/decisions.md): few output channels per group — one or two zmm of them, where
+/// im2col's 8×48 tile and Winograd's GEMMs run mostly empty — with a filter of more than one
+/// tap (a 1×1 convolution is already a plain GEMM without im2col). Up to 48 channels only on
+/// maps of at most 16×16 pixels (DenseNet's growth layers, GoogLeNet's 5×5 branches). Not for
+/// a short K (a first layer on 3 or 4 channels: 27 products per output do not pay for the
+/// tile's scatters; im2col ran 3.4× faster), nor where the scatter's 16 lanes are a multiple of
+/// 4 KiB apart (a 32×32 or 64×64 map: all in one L1 set) unless K is long enough to hide it.
+bool directConvWins(const ConvGeometry& g) {
+  const int64_t m = g.outChannels / g.groups;
+  const int64_t k = g.inChannels / g.groups * g.kernelH * g.kernelW;
+  const bool oneSet = (g.outH * g.outW * 4) % 4096 == 0;
+  return g.groups == 1 && g.kernelH * g.kernelW > 1 && m >= 16 && k >= 128 &&
+         (!oneSet || k >= 512) && (m <= 32 || (m <= 48 && g.outH * g.outW <= 256));
+}
+
+float elementAt(const Tensor& t, int64_t offset) {
+  if (t.dtype() == DType::F32)
+    return t.data<float>()[size_t(offset)];
+  return float(t.getAsDouble(offset));
+}
+
+} // namespace
+
+bool directConvApplies(const GemmSpec& spec, int registers) {
+  if (!spec.conv || !spec.constantA || registers < 32 || isDepthwise(spec) ||
+      spec.pooling != GemmSpec::Pooling::None ||
+      (spec.bias != GemmSpec::Bias::None && spec.bias != GemmSpec::Bias::PerRow))
+    return false;
+  const ConvGeometry& g = *spec.conv;
+  if (g.groups < 1 || g.inChannels % g.groups != 0 || g.outChannels % g.groups != 0 ||
+      g.batch < 1 || g.inChannels < 1 || g.outChannels < 1 || g.outH < 1 || g.outW < 1 ||
+      g.kernelH < 1 || g.kernelW < 1 || g.strideH < 1 || g.strideW < 1 || g.dilationH < 1 ||
+      g.dilationW < 1 || g.padTop < 0 || g.padLeft < 0)
+    return false;
+  const int64_t maxOffset = int64_t(1) << 31;
+  const int64_t needH = (g.outH - 1) * g.strideH + (g.kernelH - 1) * g.dilationH + 1;
+  const int64_t needW = (g.outW - 1) * g.strideW + (g.kernelW - 1) * g.dilationW + 1;
+  const int64_t plane = std::max(g.inH + g.padTop, needH) * std::max(g.inW + g.padLeft, needW);
+  return g.batch * g.inChannels * plane < maxOffset &&
+         g.batch * g.outChannels * g.outH * g.outW < maxOffset &&
+         spec.constantA->numElements() ==
+             g.outChannels * (g.inChannels / g.groups) * g.kernelH * g.kernelW;
+}
+
+DirectConvLayout planDirectConv(const GemmSpec& spec, int threads) {
+  const ConvGeometry& g = *spec.conv;
+  if (threads <= 0)
+    threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  const int64_t m = g.outChannels / g.groups;
+  TileShape best;
+  for (int v = 1; v <= 4; ++v) {
+    const int64_t shared = g.strideW == 1 ? std::min<int64_t>(g.kernelW - 1, 8) : 0;
+    TileShape t = shapeFor(v, shared, m, g.outH, g.outW);
+    // Ties go to more vectors: fewer passes over the input.
+    if (v == 1 || t.cost <= best.cost)
+      best = t;
+  }
+  DirectConvLayout d;
+  d.ocVectors = best.vectors;
+  d.tileRows = int(best.rows);
+  d.tileCols = int(best.cols);
+  d.channelBlocks = ceilDiv(m, kLanes * best.vectors);
+  const int64_t tileRowsTotal = ceilDiv(g.outH, best.rows);
+  const int64_t outer = g.batch * g.groups * d.channelBlocks;
+  const int64_t wantRowItems =
+      std::clamp<int64_t>(ceilDiv(int64_t(threads) * kItemsPerThread, outer), 1, tileRowsTotal);
+  d.tileRowsPerItem = ceilDiv(tileRowsTotal, wantRowItems);
+  d.rowItems = ceilDiv(tileRowsTotal, d.tileRowsPerItem);
+  const int64_t needH = (g.outH - 1) * g.strideH + (g.kernelH - 1) * g.dilationH + 1;
+  const int64_t needW = (g.outW - 1) * g.strideW + (g.kernelW - 1) * g.dilationW + 1;
+  d.paddedH = std::max(g.inH + g.padTop, needH);
+  d.paddedW = std::max(g.inW + g.padLeft, needW);
+  return d;
+}
+
+Expected<bool> prepareDirectConv(Kernel& kernel) {
+  if (!kernel.gemm || !kernel.gemm->conv)
+    return false;
+  GemmSpec& s = *kernel.gemm;
+  if (s.direct)
+    return true;
+  const int registers = s.vectorRegisters > 0 ? s.vectorRegisters : hostVectorRegisters();
+  if (s.algorithm == ConvAlgorithm::Auto &&
+      !(directConvApplies(s, registers) && directConvWins(*s.conv) && s.mr == 0 && s.nr == 0))
+    return false;
+  if (s.algorithm != ConvAlgorithm::Auto && s.algorithm != ConvAlgorithm::Direct)
+    return false;
+  if (!directConvApplies(s, registers))
+    return makeError("kernel ", kernel.name,
+                     ": the direct convolution needs constant weights, a bias per channel or "
+                     "none, and an AVX-512 target (32 vector registers, scatters)");
+  const ConvGeometry& g = *s.conv;
+  DirectConvLayout d = planDirectConv(s);
+  const bool padded = g.padTop > 0 || g.padLeft > 0 || d.paddedH > g.inH || d.paddedW > g.inW;
+  if (!padded) {
+    d.paddedH = g.inH;
+    d.paddedW = g.inW;
+  }
+
+  // [groups][channel blocks][Cin/groups][KH][KW][16·vectors], zero past the group's channels.
+  const int64_t m = g.outChannels / g.groups, cinG = g.inChannels / g.groups;
+  const int64_t taps = g.kernelH * g.kernelW, width = kLanes * d.ocVectors;
+  Tensor packed(DType::F32, {g.groups * d.channelBlocks * cinG * taps * width});
+  auto out = packed.mutableData<float>();
+  const Tensor& w = *s.constantA;
+  int64_t at = 0;
+  for (int64_t grp = 0; grp < g.groups; ++grp)
+    for (int64_t blk = 0; blk < d.channelBlocks; ++blk)
+      for (int64_t ci = 0; ci < cinG; ++ci)
+        for (int64_t tap = 0; tap < taps; ++tap)
+          for (int64_t lane = 0; lane < width; ++lane, ++at) {
+            const int64_t co = blk * width + lane;
+            out[size_t(at)] =
+                co < m ? elementAt(w, ((grp * m + co) * cinG + ci) * taps + tap) : 0.0f;
+          }
+  KernelArg weights;
+  weights.role = KernelArg::Role::Weight;
+  weights.name = kernel.name + ".directW";
+  weights.sizes = {packed.numElements()};
+  weights.bytes = int64_t(packed.byteSize());
+  weights.data = std::move(packed);
+  d.weightArg = int(kernel.args.size());
+  kernel.args.push_back(std::move(weights));
+  if (padded) {
+    KernelArg scratch;
+    scratch.role = KernelArg::Role::Scratch;
+    scratch.name = kernel.name + ".directPadded";
+    scratch.sizes = {g.batch * g.inChannels * d.paddedH * d.paddedW};
+    scratch.bytes = 4 * scratch.sizes[0];
+    d.paddedArg = int(kernel.args.size());
+    kernel.args.push_back(std::move(scratch));
+  }
+  s.direct = d;
+  return true;
+}
+
+Expected<std::string> describeDirectConv(const Kernel& kernel) {
+  if (!kernel.gemm || !kernel.gemm->direct || !kernel.gemm->conv)
+    return makeError("kernel ", kernel.name, ": not a direct convolution");
+  const DirectConvLayout& d = *kernel.gemm->direct;
+  const ConvGeometry& g = *kernel.gemm->conv;
+  std::ostringstream os;
+  os << "direct convolution " << g.kernelH << 'x' << g.kernelW << " stride " << g.strideH << 'x'
+     << g.strideW;
+  if (g.dilationH != 1 || g.dilationW != 1)
+    os << " dilation " << g.dilationH << 'x' << g.dilationW;
+  if (g.groups != 1)
+    os << " groups " << g.groups;
+  os << ": register tile " << d.ocVectors * kLanes << " channels (" << d.ocVectors << " zmm) x "
+     << d.tileRows << 'x' << d.tileCols << " pixels, input broadcast per tap, "
+     << "weights packed at compile time, "
+     << (d.paddedArg >= 0 ? "input copied into a zero-bordered plane, " : "input read in place, ")
+     << g.batch * g.groups * d.channelBlocks * d.rowItems << " items (" << d.channelBlocks
+     << " channel blocks x " << d.rowItems << " row blocks of " << d.tileRowsPerItem * d.tileRows
+     << " rows per image and group), outputs scattered to NCHW";
+  return os.str();
+}
+
+} // namespace fb::cg

@@ -1,0 +1,329 @@
+// The direct convolution generator (codegen/gemm/DirectConv.h) against a double-precision
+// reference convolution: every tile shape and edge (partial rows and columns, rows stacked for
+// narrow maps), one to four channel vectors and a partial channel block, strides, dilation,
+// asymmetric padding and filters, groups, batches, inputs read in place or through the padded
+// plane, bias and epilogues (residual, per-channel scale, SiLU), one and two threads; the tile
+// plan, the per-layer rule, and the targets it refuses.
+#include "codegen/gemm/DirectConv.h"
+#include "codegen/gemm/GemmPlan.h"
+#include "tests/codegen/GemmCases.h"
+#include "tests/support/GemmHarness.h"
+
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <limits>
+
+using namespace fb;
+using namespace fb::cg;
+
+namespace {
+
+struct ConvCase {
+  const char* name = "";
+  int64_t batch = 1, cin = 8, h = 8, w = 8, cout = 16;
+  int64_t kh = 3, kw = 3, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t padTop = 1, padLeft = 1, padBottom = 1, padRight = 1;
+  int64_t groups = 1;
+  bool bias = true, residual = false, relu = false, channelScale = false, silu = false;
+};
+
+struct Problem {
+  Kernel kernel;
+  std::vector<std::vector<float>> buffers;
+  std::vector<double> expected, magnitude;
+};
+
+using gemmcases::bufferArg;
+using gemmcases::randomData;
+
+Problem makeProblem(const ConvCase& cc) {
+  Problem pr;
+  ConvGeometry g;
+  g.batch = cc.batch;
+  g.inChannels = cc.cin;
+  g.inH = cc.h;
+  g.inW = cc.w;
+  g.outChannels = cc.cout;
+  g.kernelH = cc.kh;
+  g.kernelW = cc.kw;
+  g.strideH = cc.sh;
+  g.strideW = cc.sw;
+  g.dilationH = cc.dh;
+  g.dilationW = cc.dw;
+  g.padTop = cc.padTop;
+  g.padLeft = cc.padLeft;
+  g.groups = cc.groups;
+  g.outH = (cc.h + cc.padTop + cc.padBottom - (cc.kh - 1) * cc.dh - 1) / cc.sh + 1;
+  g.outW = (cc.w + cc.padLeft + cc.padRight - (cc.kw - 1) * cc.dw - 1) / cc.sw + 1;
+  const int64_t cinG = cc.cin / cc.groups, m = cc.cout / cc.groups;
+  const int64_t xs = g.batch * g.inChannels * g.inH * g.inW,
+                ws = g.outChannels * cinG * cc.kh * cc.kw,
+                ys = g.batch * g.outChannels * g.outH * g.outW;
+  Kernel& k = pr.kernel;
+  k.name = "k_direct";
+  k.opSummary = "Conv";
+  k.args = {bufferArg("x", KernelArg::Role::Input, xs), bufferArg("w", KernelArg::Role::Weight, ws),
+            bufferArg("y", KernelArg::Role::Output, ys)};
+  pr.buffers = {randomData(xs, 21), randomData(ws, 22),
+                std::vector<float>(size_t(ys), std::numeric_limits<float>::quiet_NaN())};
+  GemmSpec s;
+  s.conv = g;
+  s.bArg = 0;
+  s.aArg = 1;
+  s.cArg = 2;
+  s.M = m;
+  s.N = g.outH * g.outW;
+  s.K = cinG * cc.kh * cc.kw;
+  s.constantA = Tensor::fromVector<float>({g.outChannels, cinG, cc.kh, cc.kw}, pr.buffers[1]);
+  s.algorithm = ConvAlgorithm::Direct;
+  if (cc.bias) {
+    s.bias = GemmSpec::Bias::PerRow;
+    s.biasArg = int(k.args.size());
+    k.args.push_back(bufferArg("bias", KernelArg::Role::Input, g.outChannels));
+    pr.buffers.push_back(randomData(g.outChannels, 23));
+  }
+  int residualArg = -1, scaleArg = -1;
+  if (cc.residual) {
+    EpilogueOp add;
+    add.kind = EpilogueOp::Kind::AddTensor;
+    add.arg = residualArg = int(k.args.size());
+    k.args.push_back(bufferArg("residual", KernelArg::Role::Input, ys));
+    pr.buffers.push_back(randomData(ys, 24));
+    s.epilogue.push_back(add);
+  }
+  if (cc.relu)
+    s.epilogue.push_back({EpilogueOp::Kind::Relu});
+  if (cc.channelScale) {
+    EpilogueOp mul;
+    mul.kind = EpilogueOp::Kind::MulTensor;
+    mul.perRow = true;
+    mul.arg = scaleArg = int(k.args.size());
+    k.args.push_back(bufferArg("scale", KernelArg::Role::Input, g.outChannels));
+    pr.buffers.push_back(randomData(g.outChannels, 25));
+    s.epilogue.push_back(mul);
+  }
+  if (cc.silu)
+    s.epilogue.push_back({EpilogueOp::Kind::Silu});
+  const auto &x = pr.buffers[0], &w = pr.buffers[1];
+  pr.expected.resize(size_t(ys));
+  pr.magnitude.resize(size_t(ys));
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t co = 0; co < g.outChannels; ++co)
+      for (int64_t oh = 0; oh < g.outH; ++oh)
+        for (int64_t ow = 0; ow < g.outW; ++ow) {
+          const int64_t grp = co / m;
+          double sum = 0, mag = 0;
+          for (int64_t ci = 0; ci < cinG; ++ci)
+            for (int64_t kh = 0; kh < cc.kh; ++kh)
+              for (int64_t kw = 0; kw < cc.kw; ++kw) {
+                int64_t ih = oh * cc.sh - cc.padTop + kh * cc.dh;
+                int64_t iw = ow * cc.sw - cc.padLeft + kw * cc.dw;
+                if (ih < 0 || ih >= g.inH || iw < 0 || iw >= g.inW)
+                  continue;
+                double p = double(x[size_t(
+                               ((n * g.inChannels + grp * cinG + ci) * g.inH + ih) * g.inW + iw)]) *
+                           double(w[size_t(((co * cinG + ci) * cc.kh + kh) * cc.kw + kw)]);
+                sum += p;
+                mag += std::abs(p);
+              }
+          size_t e = size_t(((n * g.outChannels + co) * g.outH + oh) * g.outW + ow);
+          if (cc.bias) {
+            sum += pr.buffers[size_t(s.biasArg)][size_t(co)];
+            mag += 1;
+          }
+          if (cc.residual)
+            sum += pr.buffers[size_t(residualArg)][e];
+          if (cc.relu)
+            sum = std::max(sum, 0.0);
+          if (cc.channelScale) {
+            mag *= std::abs(pr.buffers[size_t(scaleArg)][size_t(co)]);
+            sum *= pr.buffers[size_t(scaleArg)][size_t(co)];
+          }
+          if (cc.silu)
+            sum = sum / (1.0 + std::exp(-sum));
+          pr.expected[e] = sum;
+          pr.magnitude[e] = mag;
+        }
+  k.gemm = std::move(s);
+  return pr;
+}
+
+/// Compiles as a direct convolution, runs with NaN-poisoned output and scratch, and compares
+/// every output with the reference: float sums of K products round by about sqrt(K) ulps of
+/// their magnitude, a wrong tap, pixel or channel is off by a whole product. Returns a failure
+/// description, or an empty string.
+std::string run(GemmHarness& jit, Problem pr, int threads) {
+  GemmHarness::setThreads(threads);
+  auto fn = jit.compile(pr.kernel, true);
+  if (!fn.ok())
+    return "compile failed: " + fn.error().message();
+  if (!pr.kernel.gemm->direct)
+    return "the kernel was not prepared as a direct convolution";
+  GemmHarness::run(*fn, pr.kernel, pr.buffers);
+  const std::vector<float>& y = pr.buffers[2];
+  for (size_t e = 0; e < y.size(); ++e) {
+    double tol = 1e-5 + 2e-5 * pr.magnitude[e];
+    if (!(std::abs(double(y[e]) - pr.expected[e]) <= tol))
+      return "element " + std::to_string(e) + " of " + std::to_string(y.size()) + ": got " +
+             std::to_string(y[e]) + ", expected " + std::to_string(pr.expected[e]) + " (tol " +
+             std::to_string(tol) + ")";
+  }
+  return {};
+}
+
+std::vector<ConvCase> cases() {
+  std::vector<ConvCase> v;
+  auto add = [&](const char* name, auto&& set) {
+    ConvCase c;
+    c.name = name;
+    set(c);
+    v.push_back(c);
+  };
+  add("densenet growth 128->32 16x16, relu",
+      [](ConvCase& c) { c.cin = 128, c.cout = 32, c.h = c.w = 16, c.relu = true; });
+  add("5x5 on 12x12: rows stacked", [](ConvCase& c) {
+    c.cin = 16, c.cout = 32, c.h = c.w = 12, c.kh = c.kw = 5;
+    c.padTop = c.padLeft = c.padBottom = c.padRight = 2;
+  });
+  add("20 channels (partial block) on 7x7",
+      [](ConvCase& c) { c.cin = 24, c.cout = 20, c.h = c.w = 7; });
+  add("64 channels on 30x30: segments and a short last one",
+      [](ConvCase& c) { c.cin = 16, c.cout = 64, c.h = c.w = 30; });
+  add("48 channels (3 vectors) on 6x6",
+      [](ConvCase& c) { c.cin = 40, c.cout = 48, c.h = c.w = 6; });
+  add("80 channels (two blocks) on 9x11",
+      [](ConvCase& c) { c.cin = 12, c.cout = 80, c.h = 9, c.w = 11; });
+  add("stride 2 on 17x17",
+      [](ConvCase& c) { c.cin = 32, c.cout = 32, c.h = c.w = 17, c.sh = c.sw = 2; });
+  add("7x7 stride 2 stem", [](ConvCase& c) {
+    c.cin = 3, c.cout = 16, c.h = c.w = 32, c.kh = c.kw = 7, c.sh = c.sw = 2;
+    c.padTop = c.padLeft = c.padBottom = c.padRight = 3;
+  });
+  add("stride 2, rows stacked on a 4x4 output",
+      [](ConvCase& c) { c.cin = 8, c.cout = 16, c.h = c.w = 8, c.sh = c.sw = 2; });
+  add("dilation 2", [](ConvCase& c) {
+    c.cin = 8, c.cout = 32, c.h = c.w = 20, c.dh = c.dw = 2;
+    c.padTop = c.padLeft = c.padBottom = c.padRight = 2;
+  });
+  add("1x7 filter", [](ConvCase& c) {
+    c.cin = 16, c.cout = 32, c.h = c.w = 17, c.kh = 1, c.kw = 7;
+    c.padTop = c.padBottom = 0, c.padLeft = c.padRight = 3;
+  });
+  add("7x1 filter", [](ConvCase& c) {
+    c.cin = 16, c.cout = 32, c.h = c.w = 17, c.kh = 7, c.kw = 1;
+    c.padTop = c.padBottom = 3, c.padLeft = c.padRight = 0;
+  });
+  add("asymmetric padding", [](ConvCase& c) {
+    c.cin = 8, c.cout = 16, c.h = 8, c.w = 9;
+    c.padTop = 0, c.padBottom = 2, c.padLeft = 2, c.padRight = 0;
+  });
+  add("two groups", [](ConvCase& c) { c.cin = 8, c.cout = 32, c.groups = 2, c.h = c.w = 10; });
+  add("batch 2, residual, relu, channel scale", [](ConvCase& c) {
+    c.batch = 2, c.cin = 16, c.cout = 32, c.h = c.w = 8;
+    c.residual = c.relu = c.channelScale = true;
+  });
+  add("silu, no bias",
+      [](ConvCase& c) { c.cin = 8, c.cout = 16, c.h = c.w = 8, c.bias = false, c.silu = true; });
+  add("1x1, read in place", [](ConvCase& c) {
+    c.cin = 20, c.cout = 32, c.h = c.w = 9, c.kh = c.kw = 1;
+    c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
+  });
+  add("3x3 valid, read in place", [](ConvCase& c) {
+    c.cin = 8, c.cout = 32, c.h = c.w = 10;
+    c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
+  });
+  add("one output pixel", [](ConvCase& c) {
+    c.cin = 8, c.cout = 16, c.h = c.w = 3;
+    c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
+  });
+  add("wide map 1x60", [](ConvCase& c) { c.cin = 4, c.cout = 16, c.h = 1, c.w = 60; });
+  return v;
+}
+
+} // namespace
+
+class TestDirectConv : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<GemmHarness> m_jit;
+
+private Q_SLOTS:
+  void initTestCase() {
+    if (hostVectorRegisters() < 32)
+      QSKIP("the direct convolution needs AVX-512 (32 vector registers); this host has not");
+    auto jit = GemmHarness::create();
+    QVERIFY2(jit.ok(), jit.ok() ? "" : jit.error().message().c_str());
+    m_jit = std::move(*jit);
+  }
+
+  void matchesReference_data() {
+    QTest::addColumn<int>("index");
+    QTest::addColumn<int>("threads");
+    const std::vector<ConvCase> all = cases();
+    for (size_t i = 0; i < all.size(); ++i)
+      for (int threads : {1, 2})
+        QTest::newRow(
+            (std::string(all[i].name) + (threads == 1 ? " (1 thread)" : " (2 threads)")).c_str())
+            << int(i) << threads;
+  }
+  void matchesReference() {
+    QFETCH(int, index);
+    QFETCH(int, threads);
+    std::string failure = run(*m_jit, makeProblem(cases()[size_t(index)]), threads);
+    QVERIFY2(failure.empty(), failure.c_str());
+  }
+
+  /// The comparison can fail: a filter flipped left to right (a wrong tap order) is caught.
+  void wrongWeightsFail() {
+    ConvCase c = cases()[0];
+    Problem pr = makeProblem(c);
+    std::vector<float> flipped = pr.buffers[1];
+    for (size_t i = 0; i + 2 < flipped.size(); i += 3)
+      std::swap(flipped[i], flipped[i + 2]);
+    pr.kernel.gemm->constantA = Tensor::fromVector<float>({c.cout, c.cin, c.kh, c.kw}, flipped);
+    QVERIFY(!run(*m_jit, pr, 2).empty());
+  }
+
+  /// The tile follows the channels and the map: 32 channels in 2 vectors, stacked rows on a
+  /// narrow map, segments of at most the register budget, and a work split for the threads.
+  void plan() {
+    Problem pr = makeProblem(cases()[0]); // 32 channels, 16x16, 3x3
+    DirectConvLayout d = planDirectConv(*pr.kernel.gemm, 2);
+    QCOMPARE(d.ocVectors * 16 * d.channelBlocks >= 32, true);
+    QVERIFY(d.ocVectors * d.tileRows * d.tileCols + d.ocVectors + d.tileCols + 2 <= 31);
+    QCOMPARE(d.paddedH, int64_t(18));
+    QCOMPARE(d.paddedW, int64_t(18));
+    QVERIFY(d.channelBlocks * d.rowItems >= 4); // enough items for 2 threads
+    Problem narrow = makeProblem(cases()[1]);   // 5x5 on 12x12, stride 1
+    DirectConvLayout n = planDirectConv(*narrow.kernel.gemm, 2);
+    QVERIFY(n.tileCols <= 12);
+    QVERIFY(n.tileRows * n.tileCols >= 4);
+  }
+
+  /// Auto takes the direct convolution for a layer of few output channels (DenseNet's growth
+  /// layers), not for a wide one, and never on an AVX2 target; asking for it there is an error.
+  void perLayerRule() {
+    Problem growth = makeProblem(cases()[0]);
+    growth.kernel.gemm->algorithm = ConvAlgorithm::Auto;
+    auto chosen = prepareDirectConv(growth.kernel);
+    QVERIFY(chosen.ok() && *chosen);
+    QVERIFY(growth.kernel.gemm->direct->paddedArg >= 0);
+    ConvCase wide;
+    wide.cin = 64, wide.cout = 64, wide.h = wide.w = 28;
+    Problem w = makeProblem(wide);
+    w.kernel.gemm->algorithm = ConvAlgorithm::Auto;
+    auto notChosen = prepareDirectConv(w.kernel);
+    QVERIFY(notChosen.ok() && !*notChosen);
+    Problem avx2 = makeProblem(cases()[0]);
+    avx2.kernel.gemm->vectorRegisters = 16;
+    QVERIFY(!directConvApplies(*avx2.kernel.gemm, 16));
+    QVERIFY(!prepareDirectConv(avx2.kernel).ok());
+    avx2.kernel.gemm->algorithm = ConvAlgorithm::Auto;
+    auto autoAvx2 = prepareDirectConv(avx2.kernel);
+    QVERIFY(autoAvx2.ok() && !*autoAvx2);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDirectConv)
+#include "TestDirectConv.moc"
