@@ -146,6 +146,8 @@ public:
         message += " (reproducer written to " + m_session.reproducerPath() + ")";
       return fail(Error(message, e.kind()));
     }
+    if (!needsHistory())
+      m_session.dropHistory();
     const std::vector<Snapshot>& snapshots = m_session.snapshots();
     const Graph& result = *snapshots.back().graph;
 
@@ -287,6 +289,15 @@ private:
         m_out << printGraph(*s.graph) << "\n";
       };
     }
+  }
+
+  /// Whether a report of this command reads a snapshot other than the pipeline's result (the
+  /// imported model, or one per pass). Without one, the history is dropped after the pipeline
+  /// so that weights a pass replaced do not stay in memory beside the compiled copy.
+  bool needsHistory() const {
+    return m_o.compare || !m_o.diff.empty() || !m_o.numericDiff.empty() || m_o.bisect ||
+           !m_o.reduce.empty() || !m_o.replay.empty() || m_o.timing || m_o.printAfterAll ||
+           m_o.printAfterChange || m_o.fuzz.has_value();
   }
 
   Expected<std::vector<Tensor>> inputsFor(const Graph& g) {

@@ -304,6 +304,18 @@ bool Session::forward() {
   return true;
 }
 
+void Session::dropHistory() {
+  if (!hasModel())
+    return;
+  Snapshot kept = std::move(m_snapshots[m_current]);
+  m_snapshots.clear();
+  m_snapshots.push_back(std::move(kept));
+  m_pipeline.clear();
+  m_current = 0;
+  ++m_generation;
+  m_schedules.prune({m_snapshots.front().graph});
+}
+
 void Session::reset() {
   if (!hasModel())
     return;

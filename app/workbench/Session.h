@@ -130,6 +130,12 @@ public:
   bool forward();
   /// Goes back to the imported model and drops the computed snapshots.
   void reset();
+  /// Keeps only the current snapshot, which becomes snapshot 0, and forgets the pipeline: for a
+  /// one-shot command that needs nothing but the pipeline's result (fusebox-opt -O3 --bench), so
+  /// that tensors only earlier snapshots hold — the imported weights a pass replaced, as
+  /// fold-constants replaces every transposed weight of a ViT export — are freed before the
+  /// result is compiled.
+  void dropHistory();
   /// Makes snapshot `index` current (undo/redo is selecting snapshots).
   void select(size_t index);
 

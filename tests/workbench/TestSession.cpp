@@ -151,6 +151,27 @@ private Q_SLOTS:
     QVERIFY(s.changedByStep(0).empty());
   }
 
+  /// A one-shot command keeps only the pipeline's result: the imported graph (and the weights
+  /// only it holds, replaced by fold-batchnorm) is released, and nothing is left to step.
+  void droppingTheHistoryReleasesEarlierSnapshots() {
+    Session s;
+    QVERIFY(s.load(sample("resnet_block.onnx")).ok());
+    QVERIFY(s.setPipeline(kTeachingPipeline).ok());
+    QVERIFY(s.runPipeline().ok());
+    const size_t last = s.snapshotCount() - 1;
+    QVERIFY(last >= 3);
+    std::weak_ptr<const Graph> imported = s.graph(0);
+    std::shared_ptr<const Graph> result = s.graph(last);
+    const ModelStats stats = s.summary(last).stats;
+    s.dropHistory();
+    QCOMPARE(s.snapshotCount(), size_t(1));
+    QCOMPARE(s.graph(0), result);
+    QVERIFY(imported.expired());
+    QVERIFY(!s.canStep());
+    QCOMPARE(s.summary(0).stats.nodes, stats.nodes);
+    QCOMPARE(countOp(*s.graph(0), OpKind::BatchNormalization), size_t(0));
+  }
+
   void editingThePipelineDropsLaterSnapshots() {
     Session s;
     QVERIFY(s.load(sample("small_cnn.onnx")).ok());
