@@ -32,8 +32,13 @@ std::vector<std::vector<TuningCandidate>> gemmCandidates(const KernelSchedule& k
       algorithms.push_back({{"conv", "direct"}});
     groups.push_back(std::move(algorithms));
   }
-  // The direct convolution has no GEMM blocking to try; only its parallel split.
+  // The direct convolution: the output channels of its register tile (1-4 zmm), then its
+  // parallel split.
   if (k.convAlgorithm == "direct") {
+    std::vector<TuningCandidate> tiles;
+    for (int64_t mr : {16, 32, 48, 64})
+      tiles.push_back({{"conv", "direct"}, {"mr", std::to_string(mr)}});
+    groups.push_back(std::move(tiles));
     groups.push_back({{{"parallel", k.gemmParallel ? "0" : "1"}}});
     return groups;
   }

@@ -111,11 +111,24 @@ DirectConvLayout planDirectConv(const GemmSpec& spec, int threads) {
     threads = int(std::max(1u, std::thread::hardware_concurrency()));
   const int64_t m = g.outChannels / g.groups;
   TileShape best;
+  // A schedule's `mr` (16, 32, 48 or 64 output channels) fixes the tile's vectors.
+  int asked = spec.mr % kLanes == 0 && spec.mr >= kLanes && spec.mr <= 4 * kLanes
+                  ? int(spec.mr / kLanes)
+                  : 0;
+  // A small map (fewer than 8×8 outputs) reads each weight a few times only, so streaming the
+  // weights from memory is most of the work; splitting the threads by rows would make each of
+  // them stream all the weights. Then channel blocks go to the threads instead: the fewest
+  // vectors that give each thread a block of its own (128→32 on 4×4, weights cold: 10 → 7.8 µs).
+  const bool weightBound = g.outH * g.outW < 64 && asked == 0;
+  if (weightBound)
+    asked = int(std::clamp<int64_t>(ceilDiv(m, kLanes) / threads, 1, 4));
   for (int v = 1; v <= 4; ++v) {
+    if (asked != 0 && v != asked)
+      continue;
     const int64_t shared = g.strideW == 1 ? std::min<int64_t>(g.kernelW - 1, 8) : 0;
     TileShape t = shapeFor(v, shared, m, g.outH, g.outW);
     // Ties go to more vectors: fewer passes over the input.
-    if (v == 1 || t.cost <= best.cost)
+    if (best.cost == 0 || t.cost <= best.cost)
       best = t;
   }
   DirectConvLayout d;
@@ -126,7 +139,9 @@ DirectConvLayout planDirectConv(const GemmSpec& spec, int threads) {
   const int64_t tileRowsTotal = ceilDiv(g.outH, best.rows);
   const int64_t outer = g.batch * g.groups * d.channelBlocks;
   const int64_t wantRowItems =
-      std::clamp<int64_t>(ceilDiv(int64_t(threads) * kItemsPerThread, outer), 1, tileRowsTotal);
+      weightBound ? 1
+                  : std::clamp<int64_t>(ceilDiv(int64_t(threads) * kItemsPerThread, outer), 1,
+                                        tileRowsTotal);
   d.tileRowsPerItem = ceilDiv(tileRowsTotal, wantRowItems);
   d.rowItems = ceilDiv(tileRowsTotal, d.tileRowsPerItem);
   const int64_t needH = (g.outH - 1) * g.strideH + (g.kernelH - 1) * g.dilationH + 1;

@@ -16,7 +16,9 @@
 //              | 'parallel=' VAR | 'parallel=' ('0'|'1')  mark VAR parallel / outermost / none
 //              | 'cache=' BUF           accumulate BUF's element in a local in the innermost
 //                                       loop that keeps the element fixed (register blocking)
-//              | ('mr'|'nr'|'mc'|'kc'|'nc') '=' N   GEMM blocking (kernels with Kernel::gemm)
+//              | ('mr'|'nr'|'mc'|'kc'|'nc') '=' N   GEMM blocking (kernels with Kernel::gemm; a
+//              direct
+//                                       convolution takes mr as its tile's output channels)
 //              | 'conv=' ('im2col'|'winograd'|'winograd2'|'winograd4'|'direct')   a GEMM-class
 //                                       Conv's algorithm (winograd = F(2x2,3x3); codegen/gemm/
 //                                       Winograd.h; direct: codegen/gemm/DirectConv.h)

@@ -299,6 +299,17 @@ private Q_SLOTS:
     DirectConvLayout n = planDirectConv(*narrow.kernel.gemm, 2);
     QVERIFY(n.tileCols <= 12);
     QVERIFY(n.tileRows * n.tileCols >= 4);
+    // A 4×4 map is bound by streaming the weights: one channel block per thread, not rows.
+    ConvCase small = cases()[0];
+    small.h = small.w = 4;
+    Problem s = makeProblem(small);
+    DirectConvLayout w = planDirectConv(*s.kernel.gemm, 2);
+    QCOMPARE(w.ocVectors, 1);
+    QCOMPARE(w.channelBlocks, int64_t(2));
+    QCOMPARE(w.rowItems, int64_t(1));
+    // A schedule's mr fixes the vectors.
+    s.kernel.gemm->mr = 32;
+    QCOMPARE(planDirectConv(*s.kernel.gemm, 2).ocVectors, 2);
   }
 
   /// Auto takes the direct convolution for a layer of few output channels (DenseNet's growth
