@@ -28,7 +28,7 @@ struct DirectShape {
   explicit DirectShape(const GemmSpec& s)
       : g(*s.conv), d(*s.direct), m(g.outChannels / g.groups), cinG(g.inChannels / g.groups),
         taps(g.kernelH * g.kernelW), width(int64_t(kLanes) * d.ocVectors),
-        plane(d.paddedH * d.paddedW), hw(g.outH * g.outW) {}
+        plane((d.localRows > 0 ? d.localRows : d.paddedH) * d.paddedW), hw(g.outH * g.outW) {}
   const ConvGeometry& g;
   const DirectConvLayout& d;
   int64_t m, cinG, taps, width, plane, hw;
@@ -37,6 +37,37 @@ struct DirectShape {
   int64_t tileRowsTotal() const { return (g.outH + d.tileRows - 1) / d.tileRows; }
   int64_t items() const { return g.batch * g.groups * d.channelBlocks * d.rowItems; }
 };
+
+/// Copies padded rows [first, first + rows) of one input channel plane `from` (unpadded) into
+/// `to` (rows of paddedW floats): the image's rows with their zero border, zero rows outside.
+void emitPaddedRows(GemmIrContext& c, IRBuilder<>& b, const DirectShape& sh, Value* from, Value* to,
+                    Value* first, int64_t rows) {
+  const ConvGeometry& g = sh.g;
+  const DirectConvLayout& d = sh.d;
+  const int64_t right = d.paddedW - g.padLeft - g.inW;
+  emitFor(b, c.c64(0), c.c64(rows), c.c64(1), "row", [&](Value* r) {
+    Value* row = floatGep(b, to, b.CreateMul(r, c.c64(d.paddedW)), "row");
+    Value* ih = b.CreateSub(b.CreateAdd(first, r), c.c64(g.padTop));
+    Function* fn = b.GetInsertBlock()->getParent();
+    BasicBlock* inside = BasicBlock::Create(c.ctx, "row.inside", fn);
+    BasicBlock* outside = BasicBlock::Create(c.ctx, "row.outside", fn);
+    BasicBlock* join = BasicBlock::Create(c.ctx, "row.join", fn);
+    b.CreateCondBr(b.CreateICmpULT(ih, c.c64(g.inH)), inside, outside);
+    b.SetInsertPoint(inside);
+    if (g.padLeft > 0)
+      b.CreateMemSet(row, b.getInt8(0), c.c64(4 * g.padLeft), Align(4));
+    b.CreateMemCpy(floatGep(b, row, c.c64(g.padLeft)), Align(4),
+                   floatGep(b, from, b.CreateMul(ih, c.c64(g.inW))), Align(4), c.c64(4 * g.inW));
+    if (right > 0)
+      b.CreateMemSet(floatGep(b, row, c.c64(g.padLeft + g.inW)), b.getInt8(0), c.c64(4 * right),
+                     Align(4));
+    b.CreateBr(join);
+    b.SetInsertPoint(outside);
+    b.CreateMemSet(row, b.getInt8(0), c.c64(4 * d.paddedW), Align(4));
+    b.CreateBr(join);
+    b.SetInsertPoint(join);
+  });
+}
 
 /// `void <name>.pad(ptr args, i64 begin, i64 end)`: image channels [begin, end) copied into
 /// the Scratch plane with their zero border (written every call: the workspace is shared).
@@ -48,32 +79,10 @@ Function* emitPadItems(GemmIrContext& c, const DirectShape& sh) {
   IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
   Value* src = loadArg(b, argv, c.spec.bArg, "X");
   Value* dst = loadArg(b, argv, d.paddedArg, "X.padded");
-  const int64_t right = d.paddedW - g.padLeft - g.inW;
   emitFor(b, f->getArg(1), f->getArg(2), c.c64(1), "channel", [&](Value* ch) {
     Value* from = floatGep(b, src, b.CreateMul(ch, c.c64(g.inH * g.inW)), "from");
     Value* to = floatGep(b, dst, b.CreateMul(ch, c.c64(sh.plane)), "to");
-    emitFor(b, c.c64(0), c.c64(d.paddedH), c.c64(1), "row", [&](Value* r) {
-      Value* row = floatGep(b, to, b.CreateMul(r, c.c64(d.paddedW)), "row");
-      Value* ih = b.CreateSub(r, c.c64(g.padTop));
-      Function* fn = b.GetInsertBlock()->getParent();
-      BasicBlock* inside = BasicBlock::Create(c.ctx, "row.inside", fn);
-      BasicBlock* outside = BasicBlock::Create(c.ctx, "row.outside", fn);
-      BasicBlock* join = BasicBlock::Create(c.ctx, "row.join", fn);
-      b.CreateCondBr(b.CreateICmpULT(ih, c.c64(g.inH)), inside, outside);
-      b.SetInsertPoint(inside);
-      if (g.padLeft > 0)
-        b.CreateMemSet(row, b.getInt8(0), c.c64(4 * g.padLeft), Align(4));
-      b.CreateMemCpy(floatGep(b, row, c.c64(g.padLeft)), Align(4),
-                     floatGep(b, from, b.CreateMul(ih, c.c64(g.inW))), Align(4), c.c64(4 * g.inW));
-      if (right > 0)
-        b.CreateMemSet(floatGep(b, row, c.c64(g.padLeft + g.inW)), b.getInt8(0), c.c64(4 * right),
-                       Align(4));
-      b.CreateBr(join);
-      b.SetInsertPoint(outside);
-      b.CreateMemSet(row, b.getInt8(0), c.c64(4 * d.paddedW), Align(4));
-      b.CreateBr(join);
-      b.SetInsertPoint(join);
-    });
+    emitPaddedRows(c, b, sh, from, to, c.c64(0), d.paddedH);
   });
   b.CreateRetVoid();
   return f;
@@ -238,6 +247,13 @@ Function* emitItems(GemmIrContext& c, const DirectShape& sh) {
   IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
   Value* xBase = loadArg(b, argv, d.paddedArg >= 0 ? d.paddedArg : c.spec.bArg, "X");
   Value* wBase = loadArg(b, argv, d.weightArg, "W.packed");
+  // Local padding: each item copies the padded input rows its tiles read, for the group's
+  // channels, into a buffer on the worker's stack.
+  Value* local = nullptr;
+  if (d.localRows > 0) {
+    local = b.CreateAlloca(c.f32, c.c64(sh.cinG * sh.plane), "X.local");
+    cast<AllocaInst>(local)->setAlignment(Align(64));
+  }
   emitFor(b, f->getArg(1), f->getArg(2), c.c64(1), "item", [&](Value* item) {
     Value* ri = b.CreateURem(item, c.c64(d.rowItems), "rowblock");
     Value* t = b.CreateUDiv(item, c.c64(d.rowItems));
@@ -248,23 +264,37 @@ Function* emitItems(GemmIrContext& c, const DirectShape& sh) {
     Value* oc0 = b.CreateMul(blk, c.c64(sh.width));
     Value* ocAbs = b.CreateAdd(b.CreateMul(grp, c.c64(sh.m)), oc0, "oc");
     Value* mValid = emitMin(b, c.c64(sh.width), b.CreateSub(c.c64(sh.m), oc0));
-    Value* xImg = floatGep(b, xBase,
-                           b.CreateMul(b.CreateAdd(b.CreateMul(bi, c.c64(g.inChannels)),
-                                                   b.CreateMul(grp, c.c64(sh.cinG))),
-                                       c.c64(sh.plane)),
-                           "x.image");
+    Value* channel0 =
+        b.CreateAdd(b.CreateMul(bi, c.c64(g.inChannels)), b.CreateMul(grp, c.c64(sh.cinG)));
+    Value* trBegin = b.CreateMul(ri, c.c64(d.tileRowsPerItem));
+    Value* xImg;
+    // The output row the plane's first row belongs to: the item's first with local padding.
+    Value* rowBase = c.c64(0);
+    if (local) {
+      // The item's first padded row; its tiles' rows are then relative to it.
+      Value* first = b.CreateMul(trBegin, c.c64(rows * g.strideH), "row.first");
+      Value* from = floatGep(b, xBase, b.CreateMul(channel0, c.c64(g.inH * g.inW)), "x.from");
+      emitFor(b, c.c64(0), c.c64(sh.cinG), c.c64(1), "pad.channel", [&](Value* ci) {
+        emitPaddedRows(c, b, sh, floatGep(b, from, b.CreateMul(ci, c.c64(g.inH * g.inW))),
+                       floatGep(b, local, b.CreateMul(ci, c.c64(sh.plane))), first, d.localRows);
+      });
+      xImg = local;
+      rowBase = b.CreateMul(trBegin, c.c64(rows));
+    } else {
+      xImg = floatGep(b, xBase, b.CreateMul(channel0, c.c64(sh.plane)), "x.image");
+    }
     Value* wBlk = floatGep(b, wBase,
                            b.CreateMul(b.CreateAdd(b.CreateMul(grp, c.c64(d.channelBlocks)), blk),
                                        c.c64(sh.cinG * sh.taps * sh.width)),
                            "w.block");
     Value* cImg = b.CreateAdd(b.CreateMul(bi, c.c64(g.outChannels * sh.hw)),
                               b.CreateMul(ocAbs, c.c64(sh.hw)), "c.image");
-    Value* trBegin = b.CreateMul(ri, c.c64(d.tileRowsPerItem));
     Value* trEnd =
         emitMin(b, c.c64(sh.tileRowsTotal()), b.CreateAdd(trBegin, c.c64(d.tileRowsPerItem)));
     emitFor(b, trBegin, trEnd, c.c64(1), "tilerow", [&](Value* tr) {
       Value* oh0 = b.CreateMul(tr, c.c64(rows), "oh0");
-      Value* xRow = floatGep(b, xImg, b.CreateMul(oh0, c.c64(g.strideH * d.paddedW)));
+      Value* xRow =
+          floatGep(b, xImg, b.CreateMul(b.CreateSub(oh0, rowBase), c.c64(g.strideH * d.paddedW)));
       Value* cRow = b.CreateAdd(cImg, b.CreateMul(oh0, c.c64(g.outW)));
       auto rowOfTiles = [&](Function* full, Function* last) {
         auto call = [&](Function* tile, Value* seg) {

@@ -89,6 +89,9 @@ struct DirectConvLayout {
   int64_t paddedH = 0, paddedW = 0; ///< the input plane the tiles read (padded or not)
   int weightArg = -1;               ///< Weight: the packed weights
   int paddedArg = -1;               ///< Scratch: the padded input, or -1 when unpadded
+  /// > 0: no Scratch plane; each work item copies the padded rows its tiles read (this many
+  /// per channel) onto the worker's stack itself, saving a parallel phase and its barrier.
+  int64_t localRows = 0;
 };
 
 /// A 3×3, stride-1 convolution computed as Winograd F(m×m, 3×3), set by prepareWinograd: the

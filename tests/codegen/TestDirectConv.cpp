@@ -238,6 +238,8 @@ std::vector<ConvCase> cases() {
     c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
   });
   add("wide map 1x60", [](ConvCase& c) { c.cin = 4, c.cout = 16, c.h = 1, c.w = 60; });
+  add("512 channels on 4x100: the padded plane is a Scratch phase",
+      [](ConvCase& c) { c.cin = 512, c.cout = 16, c.h = 4, c.w = 100, c.residual = true; });
   return v;
 }
 
@@ -312,6 +314,15 @@ private Q_SLOTS:
     QCOMPARE(planDirectConv(*s.kernel.gemm, 2).ocVectors, 2);
   }
 
+  /// A padded input too large to copy per work item goes through the Scratch plane phase.
+  void largeInputUsesThePaddedPlane() {
+    Problem pr = makeProblem(cases().back());
+    auto prepared = prepareDirectConv(pr.kernel);
+    QVERIFY(prepared.ok() && *prepared);
+    QCOMPARE(pr.kernel.gemm->direct->localRows, int64_t(0));
+    QVERIFY(pr.kernel.gemm->direct->paddedArg >= 0);
+  }
+
   /// Auto takes the direct convolution for a layer of few output channels (DenseNet's growth
   /// layers), not for a wide one, and never on an AVX2 target; asking for it there is an error.
   void perLayerRule() {
@@ -319,7 +330,9 @@ private Q_SLOTS:
     growth.kernel.gemm->algorithm = ConvAlgorithm::Auto;
     auto chosen = prepareDirectConv(growth.kernel);
     QVERIFY(chosen.ok() && *chosen);
-    QVERIFY(growth.kernel.gemm->direct->paddedArg >= 0);
+    // Its 16x16 map is padded by the work items themselves (no Scratch plane).
+    QVERIFY(growth.kernel.gemm->direct->localRows > 0);
+    QVERIFY(growth.kernel.gemm->direct->paddedArg < 0);
     ConvCase wide;
     wide.cin = 64, wide.cout = 64, wide.h = wide.w = 28;
     Problem w = makeProblem(wide);
