@@ -238,6 +238,10 @@ std::vector<ConvCase> cases() {
     c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
   });
   add("wide map 1x60", [](ConvCase& c) { c.cin = 4, c.cout = 16, c.h = 1, c.w = 60; });
+  add("1x1 bottleneck 256->128 on 4x4 (weight-bound split)", [](ConvCase& c) {
+    c.cin = 256, c.cout = 128, c.h = c.w = 4, c.kh = c.kw = 1, c.relu = true;
+    c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
+  });
   add("512 channels on 4x100: the padded plane is a Scratch phase",
       [](ConvCase& c) { c.cin = 512, c.cout = 16, c.h = 4, c.w = 100, c.residual = true; });
   return v;
@@ -339,6 +343,20 @@ private Q_SLOTS:
     w.kernel.gemm->algorithm = ConvAlgorithm::Auto;
     auto notChosen = prepareDirectConv(w.kernel);
     QVERIFY(notChosen.ok() && !*notChosen);
+    // A 1x1 bottleneck on a 4x4 map streams its weights: direct; on 16x16 it stays a GEMM.
+    ConvCase bottleneck;
+    bottleneck.cin = 256, bottleneck.cout = 128, bottleneck.h = bottleneck.w = 4;
+    bottleneck.kh = bottleneck.kw = 1;
+    bottleneck.padTop = bottleneck.padLeft = bottleneck.padBottom = bottleneck.padRight = 0;
+    Problem small = makeProblem(bottleneck);
+    small.kernel.gemm->algorithm = ConvAlgorithm::Auto;
+    auto smallChosen = prepareDirectConv(small.kernel);
+    QVERIFY(smallChosen.ok() && *smallChosen);
+    bottleneck.h = bottleneck.w = 16;
+    Problem large = makeProblem(bottleneck);
+    large.kernel.gemm->algorithm = ConvAlgorithm::Auto;
+    auto largeChosen = prepareDirectConv(large.kernel);
+    QVERIFY(largeChosen.ok() && !*largeChosen);
     Problem avx2 = makeProblem(cases()[0]);
     avx2.kernel.gemm->vectorRegisters = 16;
     QVERIFY(!directConvApplies(*avx2.kernel.gemm, 16));
