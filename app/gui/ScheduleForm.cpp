@@ -181,7 +181,12 @@ void ScheduleForm::setKernel(const workbench::KernelSchedule& kernel) {
       m_parallel->addItem(tr("loop %1").arg(qs(l.var)), qs(l.var));
   const bool blocking = kernel.gemm;
   m_gemmBox->setEnabled(blocking);
-  if (blocking)
+  if (blocking && kernel.convAlgorithm == "direct")
+    m_gemmNote->setText(tr("The direct convolution generator compiles this kernel: mr (16, 32, 48 "
+                           "or 64) sets the output channels of its register tile (now %1); the "
+                           "other blocking fields do not apply.")
+                            .arg(kernel.mr));
+  else if (blocking)
     m_gemmNote->setText(tr("Compiled with mr=%1 nr=%2 mc=%3 kc=%4 nc=%5. The GEMM generator "
                            "compiles this kernel: these change its code; loop directives "
                            "change only the nest that documents it.")

@@ -165,8 +165,13 @@ Expected<bool> prepareDirectConv(Kernel& kernel) {
   if (s.direct)
     return true;
   const int registers = s.vectorRegisters > 0 ? s.vectorRegisters : hostVectorRegisters();
+  // A schedule's mr of 16-64 channels sets the direct tile (the GUI's schedule form offers it);
+  // any other GEMM blocking asks for the im2col GEMM.
+  const bool directBlocking =
+      s.nr == 0 && s.mc == 0 && s.kc == 0 && s.nc == 0 &&
+      (s.mr == 0 || (s.mr % kLanes == 0 && s.mr >= kLanes && s.mr <= 4 * kLanes));
   if (s.algorithm == ConvAlgorithm::Auto &&
-      !(directConvApplies(s, registers) && directConvWins(*s.conv) && s.mr == 0 && s.nr == 0))
+      !(directConvApplies(s, registers) && directConvWins(*s.conv) && directBlocking))
     return false;
   if (s.algorithm != ConvAlgorithm::Auto && s.algorithm != ConvAlgorithm::Direct)
     return false;

@@ -337,6 +337,18 @@ private Q_SLOTS:
     // Its 16x16 map is padded by the work items themselves (no Scratch plane).
     QVERIFY(growth.kernel.gemm->direct->localRows > 0);
     QVERIFY(growth.kernel.gemm->direct->paddedArg < 0);
+    // A schedule's mr of 16-64 keeps it direct with that tile; nr asks for the GEMM.
+    Problem tiled = makeProblem(cases()[0]);
+    tiled.kernel.gemm->algorithm = ConvAlgorithm::Auto;
+    tiled.kernel.gemm->mr = 16;
+    auto tiledChosen = prepareDirectConv(tiled.kernel);
+    QVERIFY(tiledChosen.ok() && *tiledChosen);
+    QCOMPARE(tiled.kernel.gemm->direct->ocVectors, 1);
+    Problem gemm = makeProblem(cases()[0]);
+    gemm.kernel.gemm->algorithm = ConvAlgorithm::Auto;
+    gemm.kernel.gemm->nr = 16;
+    auto gemmChosen = prepareDirectConv(gemm.kernel);
+    QVERIFY(gemmChosen.ok() && !*gemmChosen);
     ConvCase wide;
     wide.cin = 64, wide.cout = 64, wide.h = wide.w = 28;
     Problem w = makeProblem(wide);
