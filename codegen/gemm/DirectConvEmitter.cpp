@@ -143,35 +143,12 @@ Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_
         }
       }
   };
-  // for (ci = begin; ci + step <= end; ci += step) channels ci .. ci+step-1, carrying acc.
+  // Channels ci .. ci+step-1 per iteration, carrying acc.
   auto loop = [&](const std::string& name, Value* begin, int64_t step, std::vector<Value*>& acc) {
-    BasicBlock* pre = b.GetInsertBlock();
-    BasicBlock* header = BasicBlock::Create(c.ctx, name + ".header", f);
-    BasicBlock* body = BasicBlock::Create(c.ctx, name + ".body", f);
-    BasicBlock* exit = BasicBlock::Create(c.ctx, name + ".exit", f);
-    b.CreateBr(header);
-    b.SetInsertPoint(header);
-    PHINode* ci = b.CreatePHI(c.i64, 2, name);
-    ci->addIncoming(begin, pre);
-    std::vector<PHINode*> phis;
-    for (Value*& a : acc) {
-      PHINode* phi = b.CreatePHI(vt, 2, "acc");
-      phi->addIncoming(a, pre);
-      phis.push_back(phi);
-      a = phi;
-    }
-    b.CreateCondBr(b.CreateICmpSLE(b.CreateAdd(ci, c.c64(step)), c.c64(sh.cinG)), body, exit);
-    b.SetInsertPoint(body);
-    for (int64_t u = 0; u < step; ++u)
-      channel(b.CreateAdd(ci, c.c64(u)), acc);
-    ci->addIncoming(b.CreateAdd(ci, c.c64(step)), b.GetInsertBlock());
-    for (size_t i = 0; i < acc.size(); ++i) {
-      phis[i]->addIncoming(acc[i], b.GetInsertBlock());
-      acc[i] = phis[i];
-    }
-    b.CreateBr(header);
-    b.SetInsertPoint(exit);
-    return ci;
+    return gemmir::emitCarriedLoop(c, b, name, begin, c.c64(sh.cinG), step, acc, [&](Value* ci) {
+      for (int64_t u = 0; u < step; ++u)
+        channel(b.CreateAdd(ci, c.c64(u)), acc);
+    });
   };
   std::vector<Value*> acc(static_cast<size_t>(vectors * pixels), ConstantFP::get(vt, 0.0));
   // A 1×1 or 1×3 filter has few FMAs per channel: unroll channels so the loop's overhead and

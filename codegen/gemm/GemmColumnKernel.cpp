@@ -77,39 +77,28 @@ Function* emitColumnMicroKernel(GemmIrContext& c, int columns) {
       }
     }
   };
-  // Unrolled main loop over k in steps of `chains`, then the remaining k one at a time.
+  // Unrolled main loop over k in steps of `chains`, then the remaining k one at a time: chain u
+  // takes k ≡ u (mod step).
   auto loop = [&](const Twine& name, Value* begin, Value* end, int step,
                   std::vector<std::vector<Value*>>& chains) {
-    BasicBlock* pre = b.GetInsertBlock();
-    BasicBlock* header = BasicBlock::Create(c.ctx, name + ".header", f);
-    BasicBlock* body = BasicBlock::Create(c.ctx, name + ".body", f);
-    BasicBlock* exit = BasicBlock::Create(c.ctx, name + ".exit", f);
-    b.CreateBr(header);
-    b.SetInsertPoint(header);
-    PHINode* k = b.CreatePHI(c.i64, 2, name);
-    k->addIncoming(begin, pre);
-    std::vector<std::vector<PHINode*>> phis(chains.size());
-    for (size_t u = 0; u < chains.size(); ++u)
-      for (size_t j = 0; j < chains[u].size(); ++j) {
-        PHINode* phi = b.CreatePHI(vt, 2, "acc");
-        phi->addIncoming(chains[u][j], pre);
-        phis[u].push_back(phi);
-        chains[u][j] = phi;
-      }
-    Value* more =
-        step == 1 ? b.CreateICmpSLT(k, end) : b.CreateICmpSLE(b.CreateAdd(k, c.c64(step)), end);
-    b.CreateCondBr(more, body, exit);
-    b.SetInsertPoint(body);
-    for (int u = 0; u < step; ++u)
-      rank1(b.CreateAdd(k, c.c64(u)), chains[size_t(u)]);
-    k->addIncoming(b.CreateAdd(k, c.c64(step)), b.GetInsertBlock());
-    for (size_t u = 0; u < chains.size(); ++u)
-      for (size_t j = 0; j < chains[u].size(); ++j) {
-        phis[u][j]->addIncoming(chains[u][j], b.GetInsertBlock());
-        chains[u][j] = phis[u][j];
-      }
-    b.CreateBr(header);
-    b.SetInsertPoint(exit);
+    std::vector<Value*> carried;
+    for (const std::vector<Value*>& chain : chains)
+      carried.insert(carried.end(), chain.begin(), chain.end());
+    auto unflatten = [&] {
+      size_t at = 0;
+      for (std::vector<Value*>& chain : chains)
+        for (Value*& v : chain)
+          v = carried[at++];
+    };
+    Value* k = emitCarriedLoop(c, b, name, begin, end, step, carried, [&](Value* k) {
+      unflatten();
+      for (int u = 0; u < step; ++u)
+        rank1(b.CreateAdd(k, c.c64(u)), chains[size_t(u)]);
+      carried.clear();
+      for (const std::vector<Value*>& chain : chains)
+        carried.insert(carried.end(), chain.begin(), chain.end());
+    });
+    unflatten();
     return k;
   };
   // A tile of fewer than 8 accumulators is bound by the FMA latency: independent partial sums

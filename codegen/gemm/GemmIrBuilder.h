@@ -44,6 +44,15 @@ struct GemmIrContext {
 void emitFor(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, llvm::Value* step,
              const llvm::Twine& name, llvm::function_ref<void(llvm::Value*)> body);
 
+/// Emits `for (iv = begin; iv + step <= end; iv += step) body(iv)` carrying the values in
+/// `carried` (accumulators) through phis of their own types: `body` reads and updates them, and
+/// after the loop they hold the exit values. The builder is left in the loop's exit block; the
+/// result is iv's phi (the first iteration not run).
+llvm::Value* emitCarriedLoop(GemmIrContext& c, llvm::IRBuilder<>& b, const llvm::Twine& name,
+                             llvm::Value* begin, llvm::Value* end, int64_t step,
+                             std::vector<llvm::Value*>& carried,
+                             llvm::function_ref<void(llvm::Value* iv)> body);
+
 /// Loads the pointer to kernel argument `index` from the `args` array.
 llvm::Value* loadArg(llvm::IRBuilder<>& b, llvm::Value* args, int index, const llvm::Twine& name);
 

@@ -74,6 +74,38 @@ Status verifyKernelFunctions(Module& module, const std::string& kernelName) {
   return Status::success();
 }
 
+Value* emitCarriedLoop(GemmIrContext& c, IRBuilder<>& b, const Twine& name, Value* begin,
+                       Value* end, int64_t step, std::vector<Value*>& carried,
+                       function_ref<void(Value*)> body) {
+  Function* f = b.GetInsertBlock()->getParent();
+  BasicBlock* pre = b.GetInsertBlock();
+  BasicBlock* header = BasicBlock::Create(c.ctx, name + ".header", f);
+  BasicBlock* loop = BasicBlock::Create(c.ctx, name + ".body", f);
+  BasicBlock* exit = BasicBlock::Create(c.ctx, name + ".exit", f);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  PHINode* iv = b.CreatePHI(c.i64, 2, name);
+  iv->addIncoming(begin, pre);
+  std::vector<PHINode*> phis;
+  for (Value*& v : carried) {
+    PHINode* phi = b.CreatePHI(v->getType(), 2, "carried");
+    phi->addIncoming(v, pre);
+    phis.push_back(phi);
+    v = phi;
+  }
+  b.CreateCondBr(b.CreateICmpSLE(b.CreateAdd(iv, c.c64(step)), end), loop, exit);
+  b.SetInsertPoint(loop);
+  body(iv);
+  iv->addIncoming(b.CreateAdd(iv, c.c64(step)), b.GetInsertBlock());
+  for (size_t i = 0; i < carried.size(); ++i) {
+    phis[i]->addIncoming(carried[i], b.GetInsertBlock());
+    carried[i] = phis[i];
+  }
+  b.CreateBr(header);
+  b.SetInsertPoint(exit);
+  return iv;
+}
+
 Function* makeItemsFunction(GemmIrContext& c, const std::string& suffix) {
   Function* f = c.makeFunction(suffix, Type::getVoidTy(c.ctx), {c.ptr, c.i64, c.i64}, true);
   f->getArg(0)->setName("args");
