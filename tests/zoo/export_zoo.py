@@ -8,6 +8,7 @@ Exports are cached: a model whose three files exist is skipped (--force exports 
 Usage:  /usr/bin/python3 tests/zoo/export_zoo.py OUT [NAME ...] [--list]
 Needs Debian's python3-torch and python3-torchvision (installed by ./test.sh).
 """
+import inspect
 import os
 import sys
 import time
@@ -19,6 +20,10 @@ from torch import nn
 
 OPSET = 14
 FORCE = "--force" in sys.argv
+# Newer PyTorch exports through dynamo by default (other op patterns, opset 18); the zoo is the
+# TorchScript exporter's graph on every version that still has it.
+LEGACY_EXPORT = ({"dynamo": False}
+                 if "dynamo" in inspect.signature(torch.onnx.export).parameters else {})
 
 
 class TinyUNet(nn.Module):
@@ -160,7 +165,7 @@ def export(name, out):
     with torch.enable_grad():
         torch.onnx.export(model, x, paths[0], opset_version=OPSET, input_names=["input"],
                           output_names=["output"], do_constant_folding=False,
-                          **(KEEP_BN if name.endswith("_bn") else {}))
+                          **LEGACY_EXPORT, **(KEEP_BN if name.endswith("_bn") else {}))
     with torch.no_grad():
         y = model(x)
     if isinstance(y, dict):  # segmentation models return {"out": ...}
