@@ -150,7 +150,7 @@ Expected<std::unique_ptr<llvm::Module>> buildKernelModule(llvm::LLVMContext& con
   lo.gpu = target.isGpu();
   FB_ASSIGN_OR_RETURN(llvm::Function * fn, emitLoopKernel(*m, kernel, lo));
   if (target.isGpu())
-    annotateGpuKernel(*fn, kGpuMaxBlockSize);
+    annotateGpuKernel(*fn, kGpuMaxBlockSize, gpuMinBlocksPerMultiprocessor(kernel));
   FB_TRY(configureModule(*m, target));
   if (generator)
     *generator = KernelGenerator::Loops;

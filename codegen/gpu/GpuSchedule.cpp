@@ -411,6 +411,21 @@ Expected<std::vector<GpuLaunch>> gpuLaunchesOf(const Kernel& kernel, size_t kern
   return launches;
 }
 
+int gpuMinBlocksPerMultiprocessor(const Kernel& launchCode) {
+  bool tiles = false;
+  int64_t rounds = 0;
+  if (launchCode.body)
+    forEachStmt(launchCode.body, [&](const Stmt& s) {
+      if (s.kind != Stmt::Kind::For)
+        return;
+      if (s.forKind == ForKind::GpuBlocks && s.comment == kSharedTileComment)
+        tiles = true;
+      if (s.var == kSharedTileRoundVar && s.extent && s.extent->kind == Expr::Kind::IntImm)
+        rounds = s.extent->intValue;
+    });
+  return tiles && rounds > 2 ? 3 : 0;
+}
+
 std::string gpuLoopsText(const std::vector<Kernel>& kernels,
                          const std::vector<GpuLaunch>& launches) {
   std::ostringstream os;

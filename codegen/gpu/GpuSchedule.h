@@ -52,6 +52,21 @@ StmtPtr scheduleNestForGpu(const StmtPtr& nest, const GpuScheduleOptions& option
 Expected<std::vector<GpuLaunch>> gpuLaunchesOf(const Kernel& kernel, size_t kernelIndex,
                                                const GpuScheduleOptions& options = {});
 
+/// The comment on the GpuBlocks loop of a shared-memory tile program (GpuSharedTiling.cpp) and
+/// the variable of its loop over reduction rounds, by which gpuMinBlocksPerMultiprocessor
+/// recognises one.
+inline constexpr const char* kSharedTileComment = "a 64x64 tile of outputs per block";
+inline constexpr const char* kSharedTileRoundVar = "gpu_k0";
+
+/// The thread blocks per multiprocessor a launch's code is compiled for (ptxas's .minnctapersm),
+/// or 0 to leave the register budget to ptxas. A shared-memory tile program with more than two
+/// reduction rounds asks for 3 blocks (768 threads, 24 KiB of shared memory): up to 80
+/// registers a thread. Left to itself ptxas gave such programs 48 or 64 registers and a 4-8 byte
+/// spill (ResNet-18's 3x3 layers). With two rounds or fewer LLVM unrolls the reduction into
+/// straight-line code that ptxas schedules without spilling only when left alone (any register
+/// bound made MobileNet-v2's 1x1 expansions spill 32-88 bytes).
+int gpuMinBlocksPerMultiprocessor(const Kernel& launchCode);
+
 /// The scheduled loops of all launches of a model as `--emit loops --target sm_NN` prints them:
 /// per kernel a header, then each launch with its grid and block.
 std::string gpuLoopsText(const std::vector<Kernel>& kernels,

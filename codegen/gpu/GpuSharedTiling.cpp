@@ -194,7 +194,7 @@ std::optional<BlockProgram> tileThroughSharedMemory(const std::vector<const Stmt
   if (batch * tilesM * tilesN < kMinTiles)
     return std::nullopt;
 
-  const ExprPtr blk = var("gpu_blk"), t = var("gpu_t"), k0 = var("gpu_k0");
+  const ExprPtr blk = var("gpu_blk"), t = var("gpu_t"), k0 = var(kSharedTileRoundVar);
   const ExprPtr m0 = mul(modC(divC(blk, tilesN), tilesM), intImm(kTile));
   const ExprPtr n0 = mul(modC(blk, tilesN), intImm(kTile));
   const ExprPtr ty = divC(t, kSide), tx = modC(t, kSide);
@@ -212,9 +212,17 @@ std::optional<BlockProgram> tileThroughSharedMemory(const std::vector<const Stmt
   };
   auto stage = [&](const BufferPtr& tile, const ExprPtr& factor, const ExprPtr& cond,
                    const std::vector<const Stmt*>& side, int64_t sideExtent, bool stepFastest) {
-    const ExprPtr e = add(t, mul(var("gpu_v"), intImm(kThreads)));
-    const ExprPtr kk = stepFastest ? modC(e, kStep) : divC(e, kTile);
-    const ExprPtr xx = stepFastest ? divC(e, kStep) : modC(e, kTile);
+    // Element e = t + 256 v, split as (t + 256 v) % 16 = t % 16 (or % 64) since 256 is a
+    // multiple of both: one of the two coordinates is the same for all of a thread's four
+    // elements, so their index arithmetic (a convolution's pixel and padding test, or a weight
+    // row's reduction index) is computed once per round, not four times, and holds fewer
+    // registers across the reduction loop.
+    static_assert(kThreads % kStep == 0 && kThreads % kTile == 0);
+    const ExprPtr v = var("gpu_v");
+    const ExprPtr kk =
+        stepFastest ? modC(t, kStep) : add(divC(t, kTile), mul(v, intImm(kThreads / kTile)));
+    const ExprPtr xx =
+        stepFastest ? add(divC(t, kStep), mul(v, intImm(kThreads / kStep))) : modC(t, kTile);
     // Rows (columns) of a partial tile past the operand's edge only feed outputs that are not
     // stored: they load the last row (column) again rather than test a condition, which LLVM
     // would hoist out of the reduction loop and keep alive in a predicate register for all of it
@@ -269,14 +277,15 @@ std::optional<BlockProgram> tileThroughSharedMemory(const std::vector<const Stmt
   StmtPtr finish = atOutput(alloc(p->acc, block(std::move(epi))), row, col);
   if (inside)
     finish = ifThen(inside, finish);
-  StmtPtr thread =
-      alloc(acc, block({perOutput(initOne), forRange("gpu_k0", steps, round), perOutput(finish)}));
+  StmtPtr thread = alloc(
+      acc,
+      block({perOutput(initOne), forRange(kSharedTileRoundVar, steps, round), perOutput(finish)}));
   StmtPtr lanes = forLoop("gpu_t", intImm(0), intImm(kThreads), ForKind::GpuLanes, thread,
                           "16x16 threads, 4x4 outputs each");
   StmtPtr blockBody = alloc(as, alloc(bs, lanes));
   blockBody = unflatten(outer, divC(blk, tilesM * tilesN), blockBody);
   return BlockProgram{forLoop("gpu_blk", intImm(0), intImm(batch * tilesM * tilesN),
-                              ForKind::GpuBlocks, blockBody, "a 64x64 tile of outputs per block"),
+                              ForKind::GpuBlocks, blockBody, kSharedTileComment),
                       int(kThreads)};
 }
 

@@ -17,7 +17,7 @@
 
 namespace fb::cg {
 
-void annotateGpuKernel(llvm::Function& fn, int maxThreadsPerBlock) {
+void annotateGpuKernel(llvm::Function& fn, int maxThreadsPerBlock, int minBlocksPerMultiprocessor) {
   llvm::Module& m = *fn.getParent();
   llvm::LLVMContext& ctx = m.getContext();
   llvm::NamedMDNode* md = m.getOrInsertNamedMetadata("nvvm.annotations");
@@ -30,6 +30,10 @@ void annotateGpuKernel(llvm::Function& fn, int maxThreadsPerBlock) {
   md->addOperand(
       llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(&fn), llvm::MDString::get(ctx, "maxntidx"),
                               i32(maxThreadsPerBlock)}));
+  if (minBlocksPerMultiprocessor > 0)
+    md->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(&fn),
+                                           llvm::MDString::get(ctx, "minctasm"),
+                                           i32(minBlocksPerMultiprocessor)}));
 }
 
 std::string libdevicePath() {

@@ -14,8 +14,11 @@ class Module;
 namespace fb::cg {
 
 /// Marks `fn` a kernel entry point (nvvm.annotations "kernel") launched with at most
-/// `maxThreadsPerBlock` threads per block ("maxntid"), so that ptxas may use that many registers.
-void annotateGpuKernel(llvm::Function& fn, int maxThreadsPerBlock);
+/// `maxThreadsPerBlock` threads per block ("maxntid"), so that ptxas may use that many registers;
+/// with `minBlocksPerMultiprocessor` > 0 also "minctasm" (.minnctapersm), which lets ptxas give
+/// a thread as many registers as that many blocks leave.
+void annotateGpuKernel(llvm::Function& fn, int maxThreadsPerBlock,
+                       int minBlocksPerMultiprocessor = 0);
 
 /// The path of libdevice.10.bc (NVIDIA's math library in LLVM bitcode, part of the CUDA
 /// toolkit): $FUSEBOX_LIBDEVICE, else under $CUDA_PATH / $CUDA_HOME, /usr/local/cuda or

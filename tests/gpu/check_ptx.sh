@@ -35,7 +35,8 @@ for model in "$@"; do
     printf '%-34s %-6s %8s %8s %8s %8s\n' "$name" "$arch" "$kernels" "$regs" "$smem" "$spills"
     if [ "$spills" != 0 ]; then
       echo "FAIL $name $arch: a default schedule spills registers:"
-      grep -B2 'spill stores' "$tmp/ptxas.log" | grep -v ' 0 bytes spill' | head -6
+      awk '/Function properties for/ {f=$NF} /spill stores/ && !/ 0 bytes spill stores/ {print "  " f ":" $0}' \
+        "$tmp/ptxas.log" | head -6
       fail=1
     fi
     if [ "$kernels" = 0 ]; then echo "FAIL $name $arch: no kernel in the PTX"; fail=1; fi
