@@ -42,6 +42,10 @@ struct Options {
   int warmup = 5;
   std::vector<int64_t> sizes = {256, 512, 1024};
   std::string ortFile;      ///< lines "<model path>\t<median ms>\t<min ms>"
+  /// A command that times ONNX Runtime on the models appended to it and prints such lines
+  /// (run.sh: node scripts/bench_ort.js ...): run for each model right before Fusebox times it,
+  /// so that both columns of a row come from the same minute of a shared, drifting machine.
+  std::string ortCommand;
   std::string gemmModelDir; ///< where run.sh wrote gemm_<n>.onnx (ORT rows are matched by name)
   std::vector<std::string> models; ///< ONNX models for per-model rows
   std::string dumpIr;              ///< write the last GEMM kernel's LLVM IR here
@@ -287,9 +291,7 @@ Row benchModel(const std::string& path, const Options& o, bool int8 = false) {
   return row;
 }
 
-std::map<std::string, double> readOrtResults(const std::string& file) {
-  std::map<std::string, double> out;
-  std::ifstream in(file);
+void readOrtResults(std::istream& in, std::map<std::string, double>& out) {
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream ls(line);
@@ -299,10 +301,39 @@ std::map<std::string, double> readOrtResults(const std::string& file) {
       // By path (two models may share a file name: the zoo's squeezenet1_0.onnx and
       // torchvision's), and by file name for copies written elsewhere (the int8 exports).
       out[path] = median;
-      out.emplace(path.substr(path.find_last_of('/') + 1), median);
+      out[path.substr(path.find_last_of('/') + 1)] = median;
     }
   }
+}
+
+std::map<std::string, double> readOrtResults(const std::string& file) {
+  std::map<std::string, double> out;
+  std::ifstream in(file);
+  readOrtResults(in, out);
   return out;
+}
+
+/// Runs `command 'model'` and adds the ORT results it prints to `out`; a failure leaves the
+/// row's ORT column empty ("-") and says so on stderr.
+void runOrt(const std::string& command, const std::string& model,
+            std::map<std::string, double>& out) {
+  std::string quoted = "'";
+  for (char c : model)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  quoted += "'";
+  FILE* pipe = popen((command + " " + quoted).c_str(), "r");
+  if (!pipe) {
+    std::fprintf(stderr, "fusebox-bench: cannot run %s\n", command.c_str());
+    return;
+  }
+  std::string text;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, pipe))
+    text.append(buf, n);
+  if (int rc = pclose(pipe); rc != 0)
+    std::fprintf(stderr, "fusebox-bench: ONNX Runtime on %s: exit status %d\n", model.c_str(), rc);
+  std::istringstream in(text);
+  readOrtResults(in, out);
 }
 
 bool parseOptions(int argc, char** argv, Options& o) {
@@ -317,6 +348,8 @@ bool parseOptions(int argc, char** argv, Options& o) {
       o.warmup = std::max(0, std::atoi(next().c_str()));
     else if (a == "--ort")
       o.ortFile = next();
+    else if (a == "--ort-cmd")
+      o.ortCommand = next();
     else if (a == "--dump-ir")
       o.dumpIr = next();
     else if (a == "--cpu")
@@ -332,10 +365,12 @@ bool parseOptions(int argc, char** argv, Options& o) {
     } else if (a == "--help" || a == "-h") {
       std::printf(
           "usage: fusebox-bench [--threads N] [--runs N] [--warmup N] [--sizes 256,512,1024]\n"
-          "                     [--ort ORT_RESULTS.tsv] [--dump-ir FILE] [--cpu NAME] [--int8]\n"
+          "                     [--ort ORT_RESULTS.tsv] [--ort-cmd COMMAND] [--dump-ir FILE]\n"
+          "                     [--cpu NAME] [--int8]\n"
           "                     [MODEL.onnx...]\n"
           "Prints Fusebox CPU latency (median of --runs after --warmup) beside ONNX Runtime's\n"
-          "(from scripts/bench_ort.js output), the measured peak FP32 FLOP/s and GEMM\n"
+          "(from scripts/bench_ort.js output: a file, or --ort-cmd run on each model right\n"
+          "before Fusebox times it), the measured peak FP32 FLOP/s and GEMM\n"
           "efficiency. --cpu NAME adds a column for each model compiled for that CPU's code\n"
           "path (znver2, haswell: AVX2 without AVX-512), timed on this host. --int8 adds a\n"
           "row per model for its quantized pipeline (quantize, lower-quantized: int8 kernels),\n"
@@ -398,6 +433,8 @@ int main(int argc, char** argv) {
     for (bool int8 : {false, true}) {
       if (int8 && !o.int8)
         continue;
+      if (!int8 && !o.ortCommand.empty())
+        runOrt(o.ortCommand, m, ort);
       Row r = benchModel(m, o, int8);
       auto it = int8 ? ort.end() : ort.find(m);
       if (it == ort.end())

@@ -74,7 +74,12 @@ if [[ ${#int8[@]} -gt 0 ]]; then
   done
 fi
 
+# ONNX Runtime times each model right before Fusebox does (--ort-cmd), so both columns of a
+# row come from the same minute of a shared machine whose load drifts; the GEMM sizes and the
+# int8 exports are timed first, into a file.
 ort="$cache/ort-results.tsv"
+ort_cmd="node '$root/scripts/bench_ort.js' --threads $threads --runs $runs --warmup 20"
 node "$root/scripts/bench_ort.js" --threads "$threads" --runs "$runs" \
-  "$cache"/models/gemm_{256,512,1024}.onnx "${models[@]}" "${exports[@]}" >"$ort"
-"$bench" --threads "$threads" --runs "$runs" --ort "$ort" "${cpu[@]}" "${int8[@]}" "${models[@]}"
+  "$cache"/models/gemm_{256,512,1024}.onnx "${exports[@]}" >"$ort"
+"$bench" --threads "$threads" --runs "$runs" --ort "$ort" --ort-cmd "$ort_cmd" "${cpu[@]}" \
+  "${int8[@]}" "${models[@]}"
