@@ -213,12 +213,14 @@ void ScheduleView::setKernel(std::optional<workbench::KernelSchedule> kernel, co
   QStringList nodes;
   for (NodeId id : k.nodes)
     nodes << QStringLiteral("#%1").arg(id);
-  const QString generator = k.interpreted                   ? tr("interpreted")
-                            : k.convAlgorithm == "winograd" ? tr("Winograd on the GEMM generator")
-                            : k.convAlgorithm == "direct"   ? tr("direct convolution generator")
-                            : k.gemm                        ? tr("GEMM generator")
-                            : k.depthwise                   ? tr("depthwise generator")
-                                                            : tr("loop emitter");
+  const QString generator =
+      k.interpreted                    ? tr("interpreted")
+      : k.convAlgorithm == "winograd"  ? tr("Winograd F(2×2) on the GEMM generator")
+      : k.convAlgorithm == "winograd4" ? tr("Winograd F(4×4) on the GEMM generator")
+      : k.convAlgorithm == "direct"    ? tr("direct convolution generator")
+      : k.gemm                         ? tr("GEMM generator")
+      : k.depthwise                    ? tr("depthwise generator")
+                                       : tr("loop emitter");
   m_title->setText(tr("%1 \u00B7 %2 \u00B7 %3 \u00B7 nodes %4 \u00B7 schedule: %5")
                        .arg(qs(k.kernel), qs(k.opSummary), generator, nodes.join(' '),
                             k.override.empty() ? tr("default") : qs(k.override)));

@@ -87,7 +87,9 @@ Expected<std::vector<KernelSchedule>> describeSchedules(const Graph& graph,
       s.depthwise = cg::isDepthwise(*k.gemm);
       if (!s.depthwise) {
         if (k.gemm->conv)
-          s.convAlgorithm = k.gemm->winograd ? "winograd" : k.gemm->direct ? "direct" : "im2col";
+          s.convAlgorithm = k.gemm->winograd ? (k.gemm->winograd->m == 4 ? "winograd4" : "winograd")
+                            : k.gemm->direct ? "direct"
+                                             : "im2col";
         s.winogradApplies = cg::winogradApplies(*k.gemm);
         s.directApplies =
             cg::directConvApplies(*k.gemm, k.gemm->vectorRegisters > 0 ? k.gemm->vectorRegisters

@@ -37,7 +37,8 @@ struct KernelSchedule {
   int64_t mr = 0, nr = 0, mc = 0, kc = 0, nc = 0; ///< effective blocking (gemm)
   bool gemmParallel = false; ///< gemm: work items run on the thread pool
   bool columnTile = false;   ///< gemm: the register tile's vectors run along M (`vectors=m`)
-  /// Convolutions: "im2col", "winograd" (its GEMMs' blocking above) or "direct" (no GEMM
+  /// Convolutions: "im2col", "winograd" (F(2×2, 3×3)) or "winograd4" (F(4×4, 3×3); for both
+  /// the blocking above is their GEMMs') or "direct" (no GEMM
   /// blocking), empty for other kernels; and whether Winograd and the direct convolution apply
   /// to it (a `conv=` directive may switch).
   std::string convAlgorithm;

@@ -26,7 +26,7 @@ std::vector<std::vector<TuningCandidate>> gemmCandidates(const KernelSchedule& k
       algorithms.push_back({{"conv", "im2col"}});
     if (k.winogradApplies && k.convAlgorithm != "winograd")
       algorithms.push_back({{"conv", "winograd"}});
-    if (k.winogradApplies)
+    if (k.winogradApplies && k.convAlgorithm != "winograd4")
       algorithms.push_back({{"conv", "winograd4"}});
     if (k.directApplies && k.convAlgorithm != "direct")
       algorithms.push_back({{"conv", "direct"}});

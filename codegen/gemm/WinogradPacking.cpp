@@ -31,6 +31,8 @@ constexpr double kInputCost = 24, kOutputCost = 16, kWeightByteCost = 6.4;
 constexpr double kIm2colOverhead = 1.2;
 /// Winograd is chosen when its estimate is below this fraction of im2col's.
 constexpr double kChooseBelow = 0.8;
+/// F(4×4) is chosen by default only for layers with at least this many input channels.
+constexpr int64_t kMinF4InChannels = 64;
 
 WinogradMatrices makeMatrices(int m) {
   WinogradMatrices w;
@@ -226,13 +228,19 @@ Expected<bool> prepareWinograd(Kernel& kernel, int64_t chunkBytes) {
     // A register tile Winograd's input transform cannot fill was asked for: im2col's.
     if (s.mr != 0 && s.mr != 4 && s.mr != 8)
       return false;
-    // F(2×2) when it beats im2col. F(4×4) is faster still on large maps, but its transforms
-    // round about five times as much as F(2×2)'s on average, which deep networks amplify past
-    // --compare's default tolerance (Inception-v3: 3.4e-3 where im2col gives 1.2e-3), so it
-    // runs only where a schedule or the tuner (which checks results) asks for it.
+    // Winograd when F(2×2) beats im2col, and then F(4×4) where the cost rule expects it
+    // faster still (maps of 14×14 and up: 36 multiplies per 16 outputs, against 16 per 4; on
+    // 7×7 its 8×8 cover wastes too much) and the layer has at least 64 input channels.
+    // F(4×4)'s transforms round more than F(2×2)'s: with the points 0, ±1, 2, -1/2 every zoo
+    // export stays inside --compare's default tolerance, but Inception-v3's 32→64 stem layer
+    // in F(4×4) (15% faster) took its output past the zoo's strict comparison with PyTorch
+    // (max_abs 2.3e-3 against 1.8e-3), so narrow layers keep F(2×2).
     w = layoutFor(s, 2, chunkBytes);
     if (winogradCost(cv, w) >= kChooseBelow * im2colCost(cv))
       return false;
+    if (WinogradLayout w4 = layoutFor(s, 4, chunkBytes);
+        cv.inChannels >= kMinF4InChannels && winogradCost(cv, w4) < winogradCost(cv, w))
+      w = w4;
   } else {
     w = layoutFor(s, s.winogradTile == 4 ? 4 : 2, chunkBytes);
   }

@@ -276,8 +276,10 @@ private Q_SLOTS:
       }
   }
 
-  /// Auto: F(2×2) (F(4×4) only when asked: it rounds more) where it beats im2col — large
-  /// images, and a 7×7 map with 512 channels; a 4×4 map with 512 channels stays im2col (the
+  /// Auto: Winograd where F(2×2) beats im2col — large images, and a 7×7 map with 512
+  /// channels — and F(4×4) where the cost rule expects it faster still (56×56, 28×28, 14×14
+  /// maps with 64+ input channels; on 7×7 its 8×8 cover wastes too much); a 4×4 map with 512
+  /// channels stays im2col (the
   /// transformed weights, 16/9 of the direct ones, streamed for one chunk of four tiles); what
   /// Winograd cannot compute is never chosen.
   void choice() {
@@ -293,9 +295,11 @@ private Q_SLOTS:
       auto r = prepareWinograd(pr.kernel);
       return r.ok() && *r ? s.winograd->m : 0;
     };
-    QCOMPARE(chosen(64, 56, 64, 1), 2);
-    QCOMPARE(chosen(128, 28, 128, 1), 2);
+    QCOMPARE(chosen(64, 56, 64, 1), 4);
+    QCOMPARE(chosen(128, 28, 128, 1), 4);
+    QCOMPARE(chosen(256, 14, 256, 1), 4);
     QCOMPARE(chosen(512, 7, 512, 1), 2);
+    QCOMPARE(chosen(32, 45, 64, 1), 2); // fewer than 64 input channels keep F(2×2)
     QCOMPARE(chosen(512, 4, 512, 1), 0);
     QCOMPARE(chosen(64, 56, 64, 2), 0);
     // Im2col asked for is kept; Winograd asked for where it cannot apply is an error.
