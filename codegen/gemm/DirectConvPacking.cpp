@@ -78,7 +78,11 @@ bool directConvWins(const ConvGeometry& g) {
   // On a map of fewer than 8×8 outputs the threads split the channel blocks (planDirectConv):
   // Inception-v3's 26 1×7 and 7×1 layers of 128-192 channels on 4×4 went 12% faster in all.
   // There 1×1 layers gain too (DenseNet-121's 40 bottlenecks on 4×4 and 2×2: 2.04 → 1.85 ms).
-  const bool weightBound = g.outH * g.outW < 64 && m <= 192;
+  // More channels only where each weight meets at most 16 outputs: ResNet-18's 256- and
+  // 512-channel layers on 4×4 and 2×2 (64×64 input) ran twice as fast direct, GoogLeNet's
+  // 208-288-channel 3×3 layers on 6×6 slower (43 → 51 µs).
+  const int64_t outputs = g.outH * g.outW;
+  const bool weightBound = outputs < 64 && (m <= 192 || outputs <= 16);
   return g.groups == 1 && (g.kernelH * g.kernelW > 1 || weightBound) && m >= 16 && k >= 128 &&
          (!oneSet || k >= 512) && (m <= 32 || (m <= 48 && g.outH * g.outW <= 256) || weightBound);
 }

@@ -328,7 +328,8 @@ private Q_SLOTS:
   }
 
   /// Auto takes the direct convolution for a layer of few output channels (DenseNet's growth
-  /// layers), not for a wide one, and never on an AVX2 target; asking for it there is an error.
+  /// layers) or one bound by streaming its weights (a small map), not for a wide one, and never
+  /// on an AVX2 target; asking for it there is an error.
   void perLayerRule() {
     Problem growth = makeProblem(cases()[0]);
     growth.kernel.gemm->algorithm = ConvAlgorithm::Auto;
@@ -369,6 +370,20 @@ private Q_SLOTS:
     large.kernel.gemm->algorithm = ConvAlgorithm::Auto;
     auto largeChosen = prepareDirectConv(large.kernel);
     QVERIFY(largeChosen.ok() && !*largeChosen);
+    // Wider than 192 channels only where each weight meets at most 16 outputs: ResNet's
+    // 256 -> 256 3x3 on 4x4 is direct, GoogLeNet's 208 -> 208 on 6x6 stays a GEMM.
+    auto autoChooses = [](int64_t channels, int64_t hw) {
+      ConvCase c;
+      c.cin = c.cout = channels, c.h = c.w = hw;
+      Problem p = makeProblem(c);
+      p.kernel.gemm->algorithm = ConvAlgorithm::Auto;
+      auto r = prepareDirectConv(p.kernel);
+      return r.ok() && *r;
+    };
+    QVERIFY(autoChooses(256, 4));
+    QVERIFY(autoChooses(512, 2));
+    QVERIFY(!autoChooses(208, 6));
+    QVERIFY(autoChooses(192, 6));
     Problem avx2 = makeProblem(cases()[0]);
     avx2.kernel.gemm->vectorRegisters = 16;
     QVERIFY(!directConvApplies(*avx2.kernel.gemm, 16));
