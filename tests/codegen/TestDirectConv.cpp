@@ -384,6 +384,19 @@ private Q_SLOTS:
     QVERIFY(autoChooses(512, 2));
     QVERIFY(!autoChooses(208, 6));
     QVERIFY(autoChooses(192, 6));
+    // Up to 64 channels on 16x16 and smaller maps when the reduction is short: SqueezeNet's
+    // 16 -> 64 3x3 on 14x14 (K = 144) is direct, ResNet's 64 -> 64 on 16x16 (K = 576) is not.
+    auto autoChoosesFrom = [](int64_t cin, int64_t cout, int64_t hw) {
+      ConvCase c;
+      c.cin = cin, c.cout = cout, c.h = c.w = hw;
+      Problem p = makeProblem(c);
+      p.kernel.gemm->algorithm = ConvAlgorithm::Auto;
+      auto r = prepareDirectConv(p.kernel);
+      return r.ok() && *r;
+    };
+    QVERIFY(autoChoosesFrom(16, 64, 14));
+    QVERIFY(!autoChoosesFrom(64, 64, 16));
+    QVERIFY(!autoChoosesFrom(16, 64, 28));
     Problem avx2 = makeProblem(cases()[0]);
     avx2.kernel.gemm->vectorRegisters = 16;
     QVERIFY(!directConvApplies(*avx2.kernel.gemm, 16));
