@@ -370,23 +370,7 @@ private Q_SLOTS:
     large.kernel.gemm->algorithm = ConvAlgorithm::Auto;
     auto largeChosen = prepareDirectConv(large.kernel);
     QVERIFY(largeChosen.ok() && !*largeChosen);
-    // Wider than 192 channels only where each weight meets at most 16 outputs: ResNet's
-    // 256 -> 256 3x3 on 4x4 is direct, GoogLeNet's 208 -> 208 on 6x6 stays a GEMM.
-    auto autoChooses = [](int64_t channels, int64_t hw) {
-      ConvCase c;
-      c.cin = c.cout = channels, c.h = c.w = hw;
-      Problem p = makeProblem(c);
-      p.kernel.gemm->algorithm = ConvAlgorithm::Auto;
-      auto r = prepareDirectConv(p.kernel);
-      return r.ok() && *r;
-    };
-    QVERIFY(autoChooses(256, 4));
-    QVERIFY(autoChooses(512, 2));
-    QVERIFY(!autoChooses(208, 6));
-    QVERIFY(autoChooses(192, 6));
-    // Up to 64 channels on 16x16 and smaller maps when the reduction is short: SqueezeNet's
-    // 16 -> 64 3x3 on 14x14 (K = 144) is direct, ResNet's 64 -> 64 on 16x16 (K = 576) is not.
-    auto autoChoosesFrom = [](int64_t cin, int64_t cout, int64_t hw) {
+    auto autoChooses = [](int64_t cin, int64_t cout, int64_t hw) {
       ConvCase c;
       c.cin = cin, c.cout = cout, c.h = c.w = hw;
       Problem p = makeProblem(c);
@@ -394,9 +378,17 @@ private Q_SLOTS:
       auto r = prepareDirectConv(p.kernel);
       return r.ok() && *r;
     };
-    QVERIFY(autoChoosesFrom(16, 64, 14));
-    QVERIFY(!autoChoosesFrom(64, 64, 16));
-    QVERIFY(!autoChoosesFrom(16, 64, 28));
+    // Wider than 192 channels only where each weight meets at most 16 outputs: ResNet's
+    // 256 -> 256 3x3 on 4x4 is direct, GoogLeNet's 208 -> 208 on 6x6 stays a GEMM.
+    QVERIFY(autoChooses(256, 256, 4));
+    QVERIFY(autoChooses(512, 512, 2));
+    QVERIFY(!autoChooses(208, 208, 6));
+    QVERIFY(autoChooses(192, 192, 6));
+    // Up to 64 channels on 16x16 and smaller maps when the reduction is short: SqueezeNet's
+    // 16 -> 64 3x3 on 14x14 (K = 144) is direct, ResNet's 64 -> 64 on 16x16 (K = 576) is not.
+    QVERIFY(autoChooses(16, 64, 14));
+    QVERIFY(!autoChooses(64, 64, 16));
+    QVERIFY(!autoChooses(16, 64, 28));
     Problem avx2 = makeProblem(cases()[0]);
     avx2.kernel.gemm->vectorRegisters = 16;
     QVERIFY(!directConvApplies(*avx2.kernel.gemm, 16));

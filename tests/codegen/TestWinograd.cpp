@@ -279,9 +279,8 @@ private Q_SLOTS:
   /// Auto: Winograd where F(2×2) beats im2col — large images, and a 7×7 map with 512
   /// channels — and F(4×4) where the cost rule expects it faster still (56×56, 28×28, 14×14
   /// maps with 64+ input channels; on 7×7 its 8×8 cover wastes too much); a 4×4 map with 512
-  /// channels stays im2col (the
-  /// transformed weights, 16/9 of the direct ones, streamed for one chunk of four tiles); what
-  /// Winograd cannot compute is never chosen.
+  /// channels stays im2col (the transformed weights, 16/9 of the direct ones, streamed for one
+  /// chunk of four tiles); what Winograd cannot compute is never chosen.
   void choice() {
     auto chosen = [](int64_t cin, int64_t hw, int64_t cout, int stride) {
       ConvCase c{1, cin, hw, hw, cout, 1};
