@@ -198,9 +198,15 @@ template <OpKind K, typename C> bool applyCompare(C x, C y) {
 // Shape values: exporters compute Reshape targets with arithmetic on Shape's output.
 
 /// One dim of an arithmetic result on shape values; unknown where it cannot be expressed.
-Dim arithDim(OpKind k, const Dim& x, const Dim& y) {
+/// `fmod` is Mod's attribute (PyTorch's exporter wraps negative axes with Mod before a Slice
+/// of Shape's output).
+Dim arithDim(OpKind k, const Dim& x, const Dim& y, bool fmod) {
   const bool xs = x.isStatic(), ys = y.isStatic();
   switch (k) {
+  case OpKind::Mod:
+    if (xs && ys)
+      return Dim(modulo(x.size(), y.size(), fmod));
+    return Dim::unknown();
   case OpKind::Add:
     if (xs && ys)
       return Dim(x.size() + y.size());
@@ -231,7 +237,8 @@ Dim arithDim(OpKind k, const Dim& x, const Dim& y) {
 
 /// Sets output 0's shape value when both inputs are i64 shape values and every result dim is a
 /// number or a kept symbol (N * 1 stays N).
-void propagateShapeValue(InferContext& ctx, OpKind k, const TensorType& outType) {
+void propagateShapeValue(InferContext& ctx, OpKind k, const TensorType& outType,
+                         bool fmod = false) {
   if (outType.dtype != DType::I64 || outType.rank() > 1)
     return;
   auto a = ctx.inputShapeValue(0), b = ctx.inputShapeValue(1);
@@ -242,7 +249,7 @@ void propagateShapeValue(InferContext& ctx, OpKind k, const TensorType& outType)
   const size_t n = std::max(a->size(), b->size());
   std::vector<Dim> out;
   for (size_t i = 0; i < n; ++i) {
-    Dim d = arithDim(k, (*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]);
+    Dim d = arithDim(k, (*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i], fmod);
     if (d.isUnknown())
       return;
     out.push_back(std::move(d));
@@ -301,6 +308,9 @@ template <OpKind K> Status inferWithAttr(InferContext& ctx) {
     if (!fmod && isFloat(ctx.inputType(0).dtype))
       return ctx.error("fmod=0 is defined for integer inputs only; ",
                        dtypeName(ctx.inputType(0).dtype), " needs fmod=1");
+    FB_TRY(inferSameTyped<K>(ctx));
+    propagateShapeValue(ctx, K, ctx.outputTypes()[0], fmod);
+    return Status::success();
   } else {
     FB_ASSIGN_OR_RETURN(bool left, readShiftLeft(ctx));
     (void)left;

@@ -246,6 +246,34 @@ private Q_SLOTS:
     QCOMPARE(r->outputs[3].sizes(), (std::vector<int64_t>{5, 2}));
   }
 
+  void modOfShapeValue() {
+    // PyTorch 2.11's exporter (MultiheadAttention) slices Shape's output up to
+    // Reshape(Mod(Add(-1, 3), 3)): the Reshape target's length must be known at import.
+    Graph g;
+    Value* x = g.addInput("x", TensorType(DType::F32, {Dim::symbol("B"), Dim(3), Dim(8)}));
+    Node* shape = g.addNode(OpKind::Shape, {x}, 1, {"s"});
+    Node* add = g.addNode(OpKind::Add, {constI64(g, "m1", {-1}), constI64(g, "r", {3})}, 1, {"a"});
+    Node* mod = g.addNode(OpKind::Mod, {add->output(0), constI64(g, "r2", {3})}, 1, {"m"});
+    Node* neg = g.addNode(OpKind::Mod, {constI64(g, "m4", {-4}), constI64(g, "r3", {3})}, 1, {"n"});
+    Node* cFmod =
+        g.addNode(OpKind::Mod, {constI64(g, "m5", {-4}), constI64(g, "r4", {3})}, 1, {"f"});
+    cFmod->attrs().set("fmod", int64_t(1));
+    Node* end = g.addNode(OpKind::Reshape, {mod->output(0), constI64(g, "one", {1})}, 1, {"e"});
+    Node* head = g.addNode(OpKind::Slice, {shape->output(0), constI64(g, "z", {0}), end->output(0)},
+                           1, {"head"});
+    Node* cat = g.addNode(OpKind::Concat, {head->output(0), constI64(g, "h", {2, 4})}, 1, {"t"});
+    cat->attrs().set("axis", int64_t(0));
+    Node* reshape = g.addNode(OpKind::Reshape, {x, cat->output(0)}, 1, {"y"});
+    g.addOutput(reshape->output(0));
+    QVERIFY(inferShapes(g).ok());
+    QCOMPARE(*neg->output(0)->shapeValue(), std::vector<Dim>{Dim(2)});    // np.mod(-4, 3)
+    QCOMPARE(*cFmod->output(0)->shapeValue(), std::vector<Dim>{Dim(-1)}); // np.fmod(-4, 3)
+    QCOMPARE(*head->output(0)->shapeValue(), (std::vector<Dim>{Dim::symbol("B"), Dim(3)}));
+    QCOMPARE(reshape->output(0)->type().str(), std::string("f32[B, 3, 2, 4]"));
+    RUN_GRAPH(out, g, {iota(DType::F32, {2, 3, 8})});
+    QCOMPARE(out[0].sizes(), (std::vector<int64_t>{2, 3, 2, 4}));
+  }
+
   void gatherNegativeIndicesAndRange() {
     // NumPy: np.take(np.arange(12).reshape(3, 4), [[-1, 0], [1, -3]], axis=1)
     Graph g;
