@@ -29,7 +29,7 @@ warnings.filterwarnings("ignore")
 torch.manual_seed(0)
 legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
 M = torchvision.models
-for name in ["resnet18", "mobilenet_v2", "vit_b_16"]:
+for name in ["resnet18", "resnet50", "mobilenet_v2", "vit_b_16"]:
     m = getattr(M, name)(weights=None).eval()
     torch.onnx.export(m, torch.randn(1, 3, 224, 224), f"/tmp/fb224/{name}.onnx", opset_version=17,
                       input_names=["input"], output_names=["logits"], **legacy)
@@ -86,7 +86,7 @@ done
 
 section "models at 224x224: GPU against the CPU backend (medians)"
 wait $big_pid; cat /tmp/224-export.log | grep -v Warning | tail -n 5
-for m in /tmp/fb224/resnet18.onnx /tmp/fb224/mobilenet_v2.onnx /tmp/fb224/vit_b_16.onnx samples/transformer_block.fbir; do
+for m in /tmp/fb224/resnet18.onnx /tmp/fb224/resnet50.onnx /tmp/fb224/mobilenet_v2.onnx /tmp/fb224/vit_b_16.onnx samples/transformer_block.fbir; do
   [ -f "$m" ] || continue
   echo "--- $(basename "$m")"
   opt "$m" -O3 --backend gpu --compare --bench 20 --profile "$out/$(basename "$m").gpu.trace.json" | grep -E 'bench|ok|FAIL|max_abs|error' | head -6

@@ -18,6 +18,14 @@ constexpr int64_t kThreads = kSide * kSide;    ///< 256
 /// Fewer output tiles than this leave most of a GPU's multiprocessors idle: such a product runs
 /// as threads over outputs instead (a deep layer on an 8x8 image is 2 tiles, 8,192 outputs).
 constexpr int64_t kMinTiles = 16;
+/// A convolution with a window (3x3 and the like) stages its input tile through an im2col index
+/// per element, and its reduction is long (9 Cin): such a tile program pays for its few blocks
+/// unless they fill a large GPU's multiprocessors (132 on an H100/H200). Measured on an H200
+/// (2026-11-27, torchvision ResNet-18/50 at 224x224, kernel times by CUDA events), tiles against
+/// one output per thread: 196 tiles (the 7x7 stem) 35 vs 55 us; 49 tiles (56x56x64, 3x3) 65 vs
+/// 49; 26 tiles 122 vs 60; 16 tiles 242 vs 97. 1x1 convolutions and matrix products keep tiles
+/// from kMinTiles on (16 tiles of a 1x1 1024->256 layer: 84 vs 98 us).
+constexpr int64_t kMinWindowedTiles = 128;
 
 bool usesAny(const ExprPtr& e, const std::vector<const Stmt*>& loops) {
   for (const Stmt* l : loops)
@@ -191,7 +199,11 @@ std::optional<BlockProgram> tileThroughSharedMemory(const std::vector<const Stmt
     return std::nullopt;
   const int64_t tilesM = (m + kTile - 1) / kTile, tilesN = (n + kTile - 1) / kTile;
   const int64_t steps = (k + kStep - 1) / kStep;
-  if (batch * tilesM * tilesN < kMinTiles)
+  int64_t windowLoops = 0; // reduction loops besides the channels' (a kernel window's)
+  for (const Stmt* l : p->reduction)
+    windowLoops += extentOf({l}) > 1 ? 1 : 0;
+  const bool windowed = windowLoops > 1;
+  if (batch * tilesM * tilesN < (windowed ? kMinWindowedTiles : kMinTiles))
     return std::nullopt;
 
   const ExprPtr blk = var("gpu_blk"), t = var("gpu_t"), k0 = var(kSharedTileRoundVar);

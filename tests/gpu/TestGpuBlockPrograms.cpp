@@ -260,22 +260,24 @@ private Q_SLOTS:
   %c : f32[256, 320] = Gemm(%a, %b) {transB = 1}  #1 "gemm"
   output %c
 })");
+    // A convolution with a window is tiled from 128 tiles on (GpuSharedTiling.cpp): 64 x 128x64
+    // outputs are 128 tiles; 2 x 96 x 64x64 strided outputs 256.
     QTest::newRow("padded 3x3 convolution") << QString(R"(graph @g opset 17 {
-  input %x : f32[1, 8, 32, 32]
-  input %w : f32[64, 8, 3, 3]
-  %y : f32[1, 64, 32, 32] = Conv(%x, %w) {pads = [1, 1, 1, 1]}  #1 "conv"
-  %r : f32[1, 64, 32, 32] = Relu(%y)  #2 "relu"
+  input %x : f32[1, 2, 128, 64]
+  input %w : f32[64, 2, 3, 3]
+  %y : f32[1, 64, 128, 64] = Conv(%x, %w) {pads = [1, 1, 1, 1]}  #1 "conv"
+  %r : f32[1, 64, 128, 64] = Relu(%y)  #2 "relu"
   output %r
 })");
     QTest::newRow("strided convolution, batch 2") << QString(R"(graph @g opset 17 {
-  input %x : f32[2, 16, 33, 33]
-  input %w : f32[96, 16, 3, 3]
-  %y : f32[2, 96, 16, 16] = Conv(%x, %w) {strides = [2, 2]}  #1 "conv"
+  input %x : f32[2, 2, 129, 129]
+  input %w : f32[96, 2, 3, 3]
+  %y : f32[2, 96, 64, 64] = Conv(%x, %w) {strides = [2, 2]}  #1 "conv"
   output %y
 })");
   }
 
-  /// Matrix products and convolutions with at least 64 outputs on each side and 16 tiles run as
+  /// Matrix products and convolutions with at least 64 outputs on each side and enough tiles run as
   /// 64x64 tiles per block through shared memory (partial tiles padded with zeros) and compute what
   /// the interpreter does; every barrier of the tile program is needed.
   void sharedTilesMatchInterpreter() {
