@@ -15,25 +15,45 @@ Function* Emitter::emitDepthwiseItems() {
   Value* corr = loadArg(b, args, s.correctionArg, "correction");
   Value* mult = loadArg(b, args, s.multiplierArg, "multiplier");
   const int64_t taps = c.kernelH * c.kernelW, sw = c.strideW;
+  // Output columns per vector: 16 (zmm) where the target has AVX-512, else 8.
+  const unsigned L = unsigned(s.nr);
+  auto* vL32 = FixedVectorType::get(i32, L);
   const bool sext = s.actType == DType::I8;
-  Value* zpVec = b.CreateVectorSplat(8, ConstantInt::get(i32, uint64_t(int64_t(s.actZeroPoint))));
-  Value* zero = Constant::getNullValue(v8i32);
-  Value* lanes = laneIndices();
-  Value* laneCols = laneIndices(sw);
-  auto* wideRow = FixedVectorType::get(i8, unsigned(8 * sw));
+  Value* zpVec = b.CreateVectorSplat(L, ConstantInt::get(i32, uint64_t(int64_t(s.actZeroPoint))));
+  Value* zero = Constant::getNullValue(vL32);
+  auto lanesOf = [&](int64_t step) {
+    std::vector<Constant*> idx;
+    for (unsigned i = 0; i < L; ++i)
+      idx.push_back(ConstantInt::get(i64, uint64_t(int64_t(i) * step)));
+    return ConstantVector::get(idx);
+  };
+  Value* lanes = lanesOf(1);
+  Value* laneCols = lanesOf(sw);
+  auto* wideRow = FixedVectorType::get(i8, unsigned(L * sw));
   std::vector<int> strided;
-  for (int64_t l = 0; l < 8; ++l)
+  for (unsigned l = 0; l < L; ++l)
     strided.push_back(int(l * sw));
-  auto widen = [&](Value* v8) { return sext ? b.CreateSExt(v8, v8i32) : b.CreateZExt(v8, v8i32); };
+  auto widen = [&](Value* v) { return sext ? b.CreateSExt(v, vL32) : b.CreateZExt(v, vL32); };
+  // The sums of L columns through storeSums, 8 at a time.
+  auto store = [&](Value* offset, Value* sum, Value* multV, Value* mask) {
+    for (unsigned h = 0; h < L; h += 8) {
+      std::vector<int> half;
+      for (unsigned l = 0; l < 8; ++l)
+        half.push_back(int(h + l));
+      Value* s8 = L == 8 ? sum : b.CreateShuffleVector(sum, half);
+      Value* m8 = L == 8 ? mask : b.CreateShuffleVector(mask, half);
+      storeSums(b, y, b.CreateAdd(offset, c64(h)), s8, multV, m8);
+    }
+  };
   // An item is a block of planes: one claim per plane costs more than a small plane's work.
   const int64_t planes = s.batch * c.inChannels, block = depthwiseBlock();
   Value* first = b.CreateMul(f->getArg(1), c64(block));
   Value* last = gemmir::emitMin(b, b.CreateMul(f->getArg(2), c64(block)), c64(planes));
   // A plane copied into a zero-point-filled buffer with its padding (and room for the last
   // vector's loads) needs no bounds checks at all; planes too large for that use the masks.
-  const int64_t lastOw0 = (c.outW - 1) / 8 * 8;
+  const int64_t lastOw0 = (c.outW - 1) / L * L;
   const int64_t padH = (c.outH - 1) * c.strideH + (c.kernelH - 1) * c.dilationH + 1;
-  const int64_t padW = lastOw0 * sw + (c.kernelW - 1) * c.dilationW + 8 * sw;
+  const int64_t padW = lastOw0 * sw + (c.kernelW - 1) * c.dilationW + int64_t(L) * sw;
   const bool usePadded = padH * padW <= (int64_t(1) << 16);
   Value* paddedBuf =
       usePadded ? b.CreateAlloca(ArrayType::get(i8, uint64_t(padH * padW)), nullptr, "padded")
@@ -42,13 +62,17 @@ Function* Emitter::emitDepthwiseItems() {
     Value* ch = b.CreateSRem(item, c64(c.inChannels), "ch");
     Value* xPlane = byteGep(b, x, b.CreateMul(item, c64(c.inH * c.inW)), "X.plane");
     Value* yPlane = b.CreateMul(item, c64(c.outH * c.outW), "Y.plane");
-    Value* corrV = b.CreateVectorSplat(8, b.CreateLoad(i32, b.CreateInBoundsGEP(i32, corr, ch)));
+    Value* corrS = b.CreateLoad(i32, b.CreateInBoundsGEP(i32, corr, ch));
     Value* multV = b.CreateVectorSplat(8, b.CreateLoad(f64, b.CreateInBoundsGEP(f64, mult, ch)));
     std::vector<Value*> tapW;
-    for (int64_t t = 0; t < taps; ++t)
-      tapW.push_back(b.CreateVectorSplat(
-          8, b.CreateLoad(i32, b.CreateInBoundsGEP(
-                                   i32, w, b.CreateAdd(b.CreateMul(ch, c64(taps)), c64(t))))));
+    Value* tapSum = ConstantInt::get(i32, 0);
+    for (int64_t t = 0; t < taps; ++t) {
+      Value* tap = b.CreateLoad(
+          i32, b.CreateInBoundsGEP(i32, w, b.CreateAdd(b.CreateMul(ch, c64(taps)), c64(t))));
+      tapSum = b.CreateAdd(tapSum, tap);
+      tapW.push_back(b.CreateVectorSplat(L, tap));
+    }
+    Value* corrV = b.CreateVectorSplat(L, corrS);
     if (usePadded) {
       b.CreateMemSet(paddedBuf, ConstantInt::get(i8, uint64_t(s.actZeroPoint & 0xff)),
                      c64(padH * padW), MaybeAlign(1));
@@ -62,8 +86,14 @@ Function* Emitter::emitDepthwiseItems() {
           b.CreateMemCpy(to, MaybeAlign(1), byteGep(b, xPlane, b.CreateMul(ih, c64(c.inW))),
                          MaybeAlign(1), c64(copyCols));
         });
+      // Every input the padded plane holds is x or the zero point, so sum (x - zp) * w =
+      // sum x * w - zp * sum w: the zero point leaves the taps' loop for the plane's correction.
+      Value* corrPadded = b.CreateVectorSplat(
+          L,
+          b.CreateSub(corrS, b.CreateMul(ConstantInt::get(i32, uint64_t(int64_t(s.actZeroPoint))),
+                                         tapSum)));
       emitFor(b, c64(0), c64(c.outH), c64(1), "oh", [&](Value* oh) {
-        emitFor(b, c64(0), c64(c.outW), c64(8), "ow", [&](Value* ow0) {
+        emitFor(b, c64(0), c64(c.outW), c64(L), "ow", [&](Value* ow0) {
           Value* acc = zero;
           for (int64_t kh = 0; kh < c.kernelH; ++kh) {
             Value* row = byteGep(
@@ -76,14 +106,13 @@ Function* Emitter::emitDepthwiseItems() {
               Value* v = b.CreateAlignedLoad(wideRow, at, Align(1));
               if (sw > 1)
                 v = b.CreateShuffleVector(v, strided);
-              acc = b.CreateAdd(acc, b.CreateMul(b.CreateSub(widen(v), zpVec),
-                                                 tapW[size_t(kh * c.kernelW + kw)]));
+              acc = b.CreateAdd(acc, b.CreateMul(widen(v), tapW[size_t(kh * c.kernelW + kw)]));
             }
           }
-          Value* mask = b.CreateICmpSLT(b.CreateAdd(b.CreateVectorSplat(8, ow0), lanes),
-                                        b.CreateVectorSplat(8, c64(c.outW)));
-          storeSums(b, y, b.CreateAdd(yPlane, b.CreateAdd(b.CreateMul(oh, c64(c.outW)), ow0)),
-                    b.CreateAdd(acc, corrV), multV, mask);
+          Value* mask = b.CreateICmpSLT(b.CreateAdd(b.CreateVectorSplat(L, ow0), lanes),
+                                        b.CreateVectorSplat(L, c64(c.outW)));
+          store(b.CreateAdd(yPlane, b.CreateAdd(b.CreateMul(oh, c64(c.outW)), ow0)),
+                b.CreateAdd(acc, corrPadded), multV, mask);
         });
       });
       return;
@@ -98,22 +127,21 @@ Function* Emitter::emitDepthwiseItems() {
         rowPtr.push_back(
             byteGep(b, xPlane, b.CreateMul(b.CreateSelect(ok, ih, c64(0)), c64(c.inW))));
       }
-      emitFor(b, c64(0), c64(c.outW), c64(8), "ow", [&](Value* ow0) {
+      emitFor(b, c64(0), c64(c.outW), c64(L), "ow", [&](Value* ow0) {
         Value* iwBase = b.CreateSub(b.CreateMul(ow0, c64(sw)), c64(c.padLeft));
-        Value* interior = b.CreateAnd(
-            b.CreateICmpSGE(iwBase, c64(0)),
-            b.CreateICmpSLE(b.CreateAdd(iwBase, c64((c.kernelW - 1) * c.dilationW + 8 * sw)),
-                            c64(c.inW)));
+        Value* interior =
+            b.CreateAnd(b.CreateICmpSGE(iwBase, c64(0)),
+                        b.CreateICmpSLE(b.CreateAdd(iwBase, c64((c.kernelW - 1) * c.dilationW +
+                                                                int64_t(L) * sw)),
+                                        c64(c.inW)));
         Function* fn = b.GetInsertBlock()->getParent();
         BasicBlock* fast = BasicBlock::Create(ctx, "dw.interior", fn);
         BasicBlock* edge = BasicBlock::Create(ctx, "dw.edge", fn);
         BasicBlock* join = BasicBlock::Create(ctx, "dw.store", fn);
         b.CreateCondBr(interior, fast, edge);
 
-        std::vector<int> stride;
-        for (int64_t l = 0; l < 8; ++l)
-          stride.push_back(int(l * sw));
-        auto* wide = FixedVectorType::get(i8, unsigned(8 * sw));
+        const std::vector<int>& stride = strided;
+        auto* wide = wideRow;
         b.SetInsertPoint(fast);
         Value* accF = zero;
         for (int64_t kh = 0; kh < c.kernelH; ++kh)
@@ -130,23 +158,23 @@ Function* Emitter::emitDepthwiseItems() {
 
         b.SetInsertPoint(edge);
         Value* accE = zero;
-        Value* laneValid = b.CreateICmpSLT(b.CreateAdd(b.CreateVectorSplat(8, ow0), lanes),
-                                           b.CreateVectorSplat(8, c64(c.outW)));
+        Value* laneValid = b.CreateICmpSLT(b.CreateAdd(b.CreateVectorSplat(L, ow0), lanes),
+                                           b.CreateVectorSplat(L, c64(c.outW)));
         for (int64_t kh = 0; kh < c.kernelH; ++kh)
           for (int64_t kw = 0; kw < c.kernelW; ++kw) {
             Value* iw = b.CreateAdd(
-                b.CreateVectorSplat(8, b.CreateAdd(iwBase, c64(kw * c.dilationW))), laneCols);
+                b.CreateVectorSplat(L, b.CreateAdd(iwBase, c64(kw * c.dilationW))), laneCols);
             Value* in = b.CreateAnd(
-                b.CreateAnd(b.CreateICmpULT(iw, b.CreateVectorSplat(8, c64(c.inW))), laneValid),
-                b.CreateVectorSplat(8, rowOk[size_t(kh)]));
+                b.CreateAnd(b.CreateICmpULT(iw, b.CreateVectorSplat(L, c64(c.inW))), laneValid),
+                b.CreateVectorSplat(L, rowOk[size_t(kh)]));
             // The lanes' inputs lie at l * stride from the first: one masked load of the
-            // 8 * stride bytes (masked-off bytes are not read), then the strided shuffle.
+            // L * stride bytes (masked-off bytes are not read), then the strided shuffle.
             Value* at =
                 b.CreateGEP(i8, rowPtr[size_t(kh)], b.CreateAdd(iwBase, c64(kw * c.dilationW)));
             Value* wideMask = in;
             if (sw > 1) {
-              std::vector<int> spread(size_t(8 * sw), 8); // lane 8: the false of `falses`
-              for (int64_t l = 0; l < 8; ++l)
+              std::vector<int> spread(size_t(L * sw), int(L)); // lane L: a false of the zeros
+              for (unsigned l = 0; l < L; ++l)
                 spread[size_t(l * sw)] = int(l);
               wideMask = b.CreateShuffleVector(in, Constant::getNullValue(in->getType()), spread);
             }
@@ -160,13 +188,13 @@ Function* Emitter::emitDepthwiseItems() {
         b.CreateBr(join);
 
         b.SetInsertPoint(join);
-        PHINode* acc = b.CreatePHI(v8i32, 2, "acc");
+        PHINode* acc = b.CreatePHI(vL32, 2, "acc");
         acc->addIncoming(accF, fastEnd);
         acc->addIncoming(accE, edgeEnd);
-        Value* mask = b.CreateICmpSLT(b.CreateAdd(b.CreateVectorSplat(8, ow0), lanes),
-                                      b.CreateVectorSplat(8, c64(c.outW)));
-        storeSums(b, y, b.CreateAdd(yPlane, b.CreateAdd(b.CreateMul(oh, c64(c.outW)), ow0)),
-                  b.CreateAdd(acc, corrV), multV, mask);
+        Value* mask = b.CreateICmpSLT(b.CreateAdd(b.CreateVectorSplat(L, ow0), lanes),
+                                      b.CreateVectorSplat(L, c64(c.outW)));
+        store(b.CreateAdd(yPlane, b.CreateAdd(b.CreateMul(oh, c64(c.outW)), ow0)),
+              b.CreateAdd(acc, corrV), multV, mask);
       });
     });
   });

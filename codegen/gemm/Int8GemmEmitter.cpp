@@ -506,8 +506,8 @@ std::string describeInt8Blocking(const Kernel& kernel) {
   if (*s.isa == Int8Isa::Depthwise)
     return "int8 depthwise, direct: " + std::to_string(s.batch * s.conv->inChannels) +
            " planes (image × channel) in " + std::to_string(Emitter::depthwiseItemsOf(s)) +
-           " items, 8 output columns per vector, int32 products of the shifted operands, taps "
-           "unrolled";
+           " items, " + std::to_string(s.nr) +
+           " output columns per vector, int32 products of the shifted operands, taps unrolled";
   Int8Plan p = planInt8(s);
   return std::string("int8 ") + (*s.isa == Int8Isa::Vnni ? "vpdpbusd" : "vpmaddwd (i16)") +
          " mr=" + std::to_string(s.mr) + " nr=" + std::to_string(s.nr) +

@@ -187,12 +187,14 @@ struct Emitter {
                 const std::string& suffix);
 
   /// `<kernel>.dw`: a depthwise convolution computed directly, item = image * C + channel:
-  /// per output row, 8 output columns at a time, the zero-point-shifted input times each
-  /// shifted tap weight summed in int32 (exactly the interpreter's sum), then stored through
-  /// storeSums. A plane that fits 64 KiB with its padding is first copied into a buffer filled
-  /// with the zero point, so every vector loads its inputs at once (a strided shuffle for
-  /// stride > 1); in larger planes, vectors whose taps all lie inside the row do so and edge
-  /// vectors load the same bytes under a mask (padding reads as 0).
+  /// per output row, nr (16 with AVX-512, else 8) output columns at a time, the
+  /// zero-point-shifted input times each shifted tap weight summed in int32 (exactly the
+  /// interpreter's sum), then stored through storeSums. A plane that fits 64 KiB with its
+  /// padding is first copied into a buffer filled with the zero point, so every vector loads
+  /// its inputs at once (a strided shuffle for stride > 1) and the zero point's share, zp times
+  /// the taps' sum, is taken from the plane's correction once; in larger planes, vectors whose
+  /// taps all lie inside the row do so and edge vectors load the same bytes under a mask
+  /// (padding reads as 0).
   /// Planes (image × channel) per work item of a depthwise kernel: about 32 items in all.
   int64_t depthwiseBlock() const { return std::max<int64_t>(1, s.batch * s.conv->inChannels / 32); }
   int64_t depthwiseItems() const { return depthwiseItemsOf(s); }

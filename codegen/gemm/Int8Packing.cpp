@@ -70,7 +70,7 @@ Status packInt8Operands(Kernel& kernel, const Int8Target& target) {
     }
     s.isa = Int8Isa::Depthwise;
     s.mr = 1;
-    s.nr = 8;
+    s.nr = target.vectorRegisters >= 32 ? 16 : 8; // output columns per vector: zmm or ymm
     s.packedArg = int(kernel.args.size());
     kernel.args.push_back(
         weightArg(kernel.name + ".taps", Tensor::fromVector<int32_t>({padded}, tapValues)));

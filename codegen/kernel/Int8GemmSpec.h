@@ -19,7 +19,7 @@ enum class Int8Isa {
   Vnni,  ///< vpdpbusd: u8 × s8, four products per i32 lane (AVX512-VNNI with VL, or AVX-VNNI)
   Int16, ///< vpmaddwd on operands widened to i16 at packing: exact, AVX2, two products per lane
   /// A depthwise convolution (one input and one output channel per group) computed directly:
-  /// int32 products of the zero-point-shifted operands, 8 output columns per vector.
+  /// int32 products of the zero-point-shifted operands, nr output columns per vector.
   Depthwise
 };
 
