@@ -56,6 +56,7 @@ Int8Target int8TargetOf(const TargetInfo& target) {
   const bool vl = target.hasFeature("avx512vl");
   t.vnni = (vl && target.hasFeature("avx512vnni")) || target.hasFeature("avxvnni");
   t.vnni512 = vl && target.hasFeature("avx512vnni");
+  t.vbmi = vl && target.hasFeature("avx512vbmi");
   t.vectorRegisters = target.vectorRegisters();
   return t;
 }

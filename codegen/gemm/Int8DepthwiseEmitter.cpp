@@ -2,6 +2,8 @@
 // zero-point-shifted operands along 8 output columns, requantized by the int8 store.
 #include "codegen/gemm/Int8IrBuilder.h"
 
+#include <llvm/IR/IntrinsicsX86.h>
+
 namespace fb::cg::int8ir {
 
 Function* Emitter::emitDepthwiseItems() {
@@ -56,8 +58,26 @@ Function* Emitter::emitDepthwiseItems() {
   const int64_t padW = lastOw0 * sw + (c.kernelW - 1) * c.dilationW + int64_t(L) * sw;
   const bool usePadded = padH * padW <= (int64_t(1) << 16);
   Value* paddedBuf =
-      usePadded ? b.CreateAlloca(ArrayType::get(i8, uint64_t(padH * padW)), nullptr, "padded")
-                : nullptr;
+      usePadded ? b.CreateAlloca(ArrayType::get(i8, uint64_t(padH * padW + 64)), nullptr, "padded")
+                : nullptr; // + 64: the row form's last 64-byte load may pass the plane's end
+  // The vpdpbusd row form (s.tapQuadsArg): per kernel row one 64-byte load, per 4 taps one
+  // vpermb putting lane j's 4 input bytes (columns j * sw + t * dilation) side by side and one
+  // vpdpbusd adding their products with the taps into lane j.
+  const bool rowForm = usePadded && s.tapQuadsArg >= 0;
+  const int64_t quads = (c.kernelW + 3) / 4;
+  Value* tapQuads = rowForm ? loadArg(b, args, s.tapQuadsArg, "tapQuads") : nullptr;
+  auto* v64i8 = FixedVectorType::get(i8, 64);
+  auto* v16i32 = FixedVectorType::get(i32, 16);
+  std::vector<Value*> gather; // per quad: the vpermb indices
+  for (int64_t q = 0; rowForm && q < quads; ++q) {
+    std::vector<Constant*> idx;
+    for (int64_t j = 0; j < 16; ++j)
+      for (int64_t e = 0; e < 4; ++e) {
+        const int64_t t = 4 * q + e;
+        idx.push_back(ConstantInt::get(i8, uint64_t(t < c.kernelW ? j * sw + t * c.dilationW : 0)));
+      }
+    gather.push_back(ConstantVector::get(idx));
+  }
   emitFor(b, first, last, c64(1), "plane", [&](Value* item) {
     Value* ch = b.CreateSRem(item, c64(c.inChannels), "ch");
     Value* xPlane = byteGep(b, x, b.CreateMul(item, c64(c.inH * c.inW)), "X.plane");
@@ -88,14 +108,44 @@ Function* Emitter::emitDepthwiseItems() {
         });
       // Every input the padded plane holds is x or the zero point, so sum (x - zp) * w =
       // sum x * w - zp * sum w: the zero point leaves the taps' loop for the plane's correction.
+      // The row form reads an i8 activation as u8 with its sign bit flipped (x + 128): 128 times
+      // the taps' sum comes off too.
+      const int64_t shift = s.actZeroPoint + (rowForm && sext ? 128 : 0);
       Value* corrPadded = b.CreateVectorSplat(
-          L,
-          b.CreateSub(corrS, b.CreateMul(ConstantInt::get(i32, uint64_t(int64_t(s.actZeroPoint))),
-                                         tapSum)));
+          L, b.CreateSub(corrS, b.CreateMul(ConstantInt::get(i32, uint64_t(shift)), tapSum)));
+      std::vector<Value*> quadW; // per kernel row and quad: the 4 taps in every lane
+      for (int64_t kh = 0; rowForm && kh < c.kernelH; ++kh)
+        for (int64_t q = 0; q < quads; ++q)
+          quadW.push_back(b.CreateVectorSplat(
+              16, b.CreateLoad(
+                      i32, b.CreateInBoundsGEP(i32, tapQuads,
+                                               b.CreateAdd(b.CreateMul(ch, c64(c.kernelH * quads)),
+                                                           c64(kh * quads + q))))));
+      Function* permb =
+          rowForm ? Intrinsic::getDeclaration(&module, Intrinsic::x86_avx512_permvar_qi_512)
+                  : nullptr;
+      Function* dot = rowForm
+                          ? Intrinsic::getDeclaration(&module, Intrinsic::x86_avx512_vpdpbusd_512)
+                          : nullptr;
       emitFor(b, c64(0), c64(c.outH), c64(1), "oh", [&](Value* oh) {
         emitFor(b, c64(0), c64(c.outW), c64(L), "ow", [&](Value* ow0) {
           Value* acc = zero;
-          for (int64_t kh = 0; kh < c.kernelH; ++kh) {
+          for (int64_t kh = 0; rowForm && kh < c.kernelH; ++kh) {
+            Value* at = byteGep(b, paddedBuf,
+                                b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(oh, c64(c.strideH)),
+                                                                    c64(kh * c.dilationH)),
+                                                        c64(padW)),
+                                            b.CreateMul(ow0, c64(sw))));
+            Value* row = b.CreateAlignedLoad(v64i8, at, Align(1));
+            if (sext)
+              row = b.CreateXor(row, ConstantInt::get(v64i8, 0x80));
+            for (int64_t q = 0; q < quads; ++q) {
+              Value* bytes = b.CreateCall(permb, {row, gather[size_t(q)]});
+              acc = b.CreateCall(
+                  dot, {acc, b.CreateBitCast(bytes, v16i32), quadW[size_t(kh * quads + q)]});
+            }
+          }
+          for (int64_t kh = 0; !rowForm && kh < c.kernelH; ++kh) {
             Value* row = byteGep(
                 b, paddedBuf,
                 b.CreateMul(b.CreateAdd(b.CreateMul(oh, c64(c.strideH)), c64(kh * c.dilationH)),

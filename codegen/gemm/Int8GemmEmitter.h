@@ -19,6 +19,7 @@ namespace fb::cg {
 struct Int8Target {
   bool vnni = false;        ///< vpdpbusd on 256-bit vectors (avx512vnni + avx512vl, or avxvnni)
   bool vnni512 = false;     ///< vpdpbusd on 512-bit vectors (avx512vnni)
+  bool vbmi = false;        ///< vpermb on 512-bit vectors (avx512vbmi)
   bool avx2 = false;        ///< vpmaddwd on 256-bit vectors (the generator's baseline)
   int vectorRegisters = 16; ///< 32 with AVX-512VL
 };

@@ -80,6 +80,27 @@ Status packInt8Operands(Kernel& kernel, const Int8Target& target) {
     s.multiplierArg = int(kernel.args.size());
     kernel.args.push_back(weightArg(kernel.name + ".multiplier",
                                     Tensor::fromVector<int64_t>({channels + 16}, multiplierBits)));
+    // The vpdpbusd row form: 16 lanes gathered by vpermb from one 64-byte load per kernel row.
+    const ConvGeometry& g = *s.conv;
+    const int64_t quads = (g.kernelW + 3) / 4;
+    const bool tapsFitS8 = std::all_of(tapValues.begin(), tapValues.end(),
+                                       [](int32_t v) { return v >= -128 && v <= 127; });
+    if (target.vnni512 && target.vbmi && s.nr == 16 && tapsFitS8 &&
+        15 * g.strideW + (g.kernelW - 1) * g.dilationW < 64) {
+      std::vector<int32_t> words(size_t(channels * g.kernelH * quads + 16), 0);
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t kh = 0; kh < g.kernelH; ++kh)
+          for (int64_t kw = 0; kw < g.kernelW; ++kw) {
+            uint32_t& word =
+                reinterpret_cast<uint32_t&>(words[size_t((c * g.kernelH + kh) * quads + kw / 4)]);
+            const uint32_t byte =
+                uint8_t(int8_t(tapValues[size_t(c * taps + kh * g.kernelW + kw)]));
+            word |= byte << (8 * (kw % 4));
+          }
+      s.tapQuadsArg = int(kernel.args.size());
+      kernel.args.push_back(weightArg(kernel.name + ".tapQuads",
+                                      Tensor::fromVector<int32_t>({int64_t(words.size())}, words)));
+    }
     return Status::success();
   }
   bool fitsS8 = true;

@@ -62,6 +62,11 @@ struct Int8GemmSpec {
   std::optional<Int8Isa> isa;
   int64_t mr = 0, nr = 0;
   int packedArg = -1, correctionArg = -1, multiplierArg = -1, packedActArg = -1;
+  /// Depthwise only, set where the target has 512-bit VNNI and AVX512-VBMI and every tap fits
+  /// s8 (an i8 activation is made u8 by flipping its sign bit): the taps as s8 quadruples (per
+  /// channel and kernel row, ceil(kW / 4) int32 words, zero past kW) for vpdpbusd, whose lanes'
+  /// input bytes one vpermb gathers from a 64-byte load of the padded row; -1 otherwise.
+  int tapQuadsArg = -1;
 
   /// True for a convolution with one input and one output channel per group.
   bool depthwise() const { return conv && groups == conv->inChannels && M == 1; }
