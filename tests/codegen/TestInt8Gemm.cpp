@@ -445,7 +445,7 @@ std::vector<TargetInfo> targets() {
 }
 
 /// The inner-product form packInt8Operands picks for the single QLinear node of g on `target`.
-std::optional<Int8Isa> packedIsa(const Graph& graph, const TargetInfo& target) {
+std::optional<Int8GemmSpec> packedSpec(const Graph& graph, const TargetInfo& target) {
   std::unique_ptr<Graph> g = graph.clone();
   if (!inferShapes(*g).ok())
     return std::nullopt;
@@ -454,8 +454,13 @@ std::optional<Int8Isa> packedIsa(const Graph& graph, const TargetInfo& target) {
     return std::nullopt;
   for (const Kernel& k : *kernels)
     if (k.int8)
-      return k.int8->isa;
+      return *k.int8;
   return std::nullopt;
+}
+
+std::optional<Int8Isa> packedIsa(const Graph& graph, const TargetInfo& target) {
+  auto s = packedSpec(graph, target);
+  return s ? s->isa : std::nullopt;
 }
 
 } // namespace
@@ -490,6 +495,34 @@ private Q_SLOTS:
     }
     if (!hostVnni)
       qInfo("the host has no VNNI: only the i16 form runs here");
+  }
+
+  void depthwiseRowFormFollowsTarget() {
+    // The vpdpbusd row form needs 512-bit VNNI and VBMI; the u8 and the i8 (stride 2) cases
+    // have taps that fit s8. znver2 (AVX2) never takes it, Zen 4 always.
+    const TargetInfo host = TargetInfo::host();
+    const bool hostRowForm = host.hasFeature("avx512vnni") && host.hasFeature("avx512vl") &&
+                             host.hasFeature("avx512vbmi");
+    auto avx2 = TargetInfo::forCpu("znver2");
+    auto zen4 = TargetInfo::forCpu("znver4");
+    QVERIFY(avx2.ok() && zen4.ok());
+    int checked = 0;
+    for (const Case& c : convCases()) {
+      if (c.name != "depthwise 3x3" && c.name != "depthwise 3x3 stride 2, i8, wide rows")
+        continue;
+      ++checked;
+      std::vector<Tensor> feeds;
+      auto g = buildCase(c, feeds);
+      auto onHost = packedSpec(*g, host), onAvx2 = packedSpec(*g, *avx2),
+           onZen4 = packedSpec(*g, *zen4);
+      QVERIFY(onHost && onAvx2 && onZen4);
+      QCOMPARE(onHost->tapQuadsArg >= 0, hostRowForm);
+      QCOMPARE(onAvx2->tapQuadsArg, -1);
+      QCOMPARE(onAvx2->nr, int64_t(8));
+      QVERIFY2(onZen4->tapQuadsArg >= 0, c.name.c_str());
+      QCOMPARE(onZen4->nr, int64_t(16));
+    }
+    QCOMPARE(checked, 2);
   }
 
   void unsupportedOperandsKeepTheInterpretedKernel() {
