@@ -1,5 +1,6 @@
 // LLVM IR of int8 depthwise convolutions, computed directly: int32 products of the
-// zero-point-shifted operands along 8 output columns, requantized by the int8 store.
+// zero-point-shifted operands along 16 (AVX-512) or 8 output columns, or with VNNI and VBMI
+// vpdpbusd on each kernel row's bytes gathered by vpermb; requantized by the int8 store.
 #include "codegen/gemm/Int8IrBuilder.h"
 
 #include <llvm/IR/IntrinsicsX86.h>
@@ -94,8 +95,9 @@ Function* Emitter::emitDepthwiseItems() {
     }
     Value* corrV = b.CreateVectorSplat(L, corrS);
     if (usePadded) {
+      // (The 64 bytes past the plane too: the row form loads, but never selects, them.)
       b.CreateMemSet(paddedBuf, ConstantInt::get(i8, uint64_t(s.actZeroPoint & 0xff)),
-                     c64(padH * padW), MaybeAlign(1));
+                     c64(padH * padW + (rowForm ? 64 : 0)), MaybeAlign(1));
       const int64_t copyRows = std::min(c.inH, padH - c.padTop);
       const int64_t copyCols = std::min(c.inW, padW - c.padLeft);
       if (copyRows > 0 && copyCols > 0)
