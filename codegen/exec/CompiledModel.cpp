@@ -3,6 +3,7 @@
 #include "codegen/exec/AlignedBuffer.h"
 #include "codegen/exec/GpuModel.h"
 #include "codegen/exec/MixedExecution.h"
+#include "codegen/exec/OnAllCores.h"
 #include "codegen/exec/SizeChecks.h"
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/gemm/Int8GemmEmitter.h"
@@ -24,11 +25,9 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 #include <unordered_map>
 
 namespace fb::cg {
@@ -416,41 +415,29 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
     std::optional<Error> error;
   };
   std::vector<Built> built(kernels.size());
-  std::atomic<size_t> nextKernel{0};
-  auto emitSome = [&] {
-    for (size_t k; (k = nextKernel.fetch_add(1)) < kernels.size();) {
-      Built& b = built[k];
-      if (options.cancel && options.cancel->load()) {
-        b.error = makeError("compilation cancelled");
-        continue;
-      }
-      if (kernels[k].interpreted) {
-        b.generator = KernelGenerator::Interpreted;
-        continue;
-      }
-      KernelEmitOptions eo = options.emit;
-      eo.noAliasArgs = noAlias[k];
-      b.module.context = std::make_unique<llvm::LLVMContext>();
-      auto m = buildKernelModule(*b.module.context, kernels[k], jo.target, eo, &b.generator,
-                                 &b.note);
-      if (!m.ok()) {
-        b.error = m.error();
-        continue;
-      }
-      b.module.module = std::move(*m);
-      b.symbol = options.shareIdenticalKernels
-                     ? canonicalizeKernelModule(*b.module.module, kernels[k].name)
-                     : kernels[k].name;
+  forEachOnAllCores(kernels.size(), [&](size_t k) {
+    Built& b = built[k];
+    if (options.cancel && options.cancel->load()) {
+      b.error = makeError("compilation cancelled");
+      return;
     }
-  };
-  size_t emitThreads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
-                                        kernels.size());
-  std::vector<std::thread> emitters;
-  for (size_t e = 1; e < emitThreads; ++e)
-    emitters.emplace_back(emitSome);
-  emitSome();
-  for (std::thread& e : emitters)
-    e.join();
+    if (kernels[k].interpreted) {
+      b.generator = KernelGenerator::Interpreted;
+      return;
+    }
+    KernelEmitOptions eo = options.emit;
+    eo.noAliasArgs = noAlias[k];
+    b.module.context = std::make_unique<llvm::LLVMContext>();
+    auto m = buildKernelModule(*b.module.context, kernels[k], jo.target, eo, &b.generator, &b.note);
+    if (!m.ok()) {
+      b.error = m.error();
+      return;
+    }
+    b.module.module = std::move(*m);
+    b.symbol = options.shareIdenticalKernels
+                   ? canonicalizeKernelModule(*b.module.module, kernels[k].name)
+                   : kernels[k].name;
+  });
   std::vector<JitModule> modules;
   std::vector<std::string> symbols; // per kernel: its entry symbol in the JIT
   std::unordered_map<std::string, size_t> seen;

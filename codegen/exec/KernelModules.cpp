@@ -1,5 +1,6 @@
 // Kernels → LLVM modules, choosing the GEMM generator, the depthwise generator or loops.
 #include "codegen/exec/KernelModules.h"
+#include "codegen/exec/OnAllCores.h"
 #include "codegen/gemm/DepthwiseEmitter.h"
 #include "codegen/gemm/DirectConv.h"
 #include "codegen/gemm/GemmEmitter.h"
@@ -17,9 +18,6 @@
 #include <llvm/Linker/Linker.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
-
-#include <atomic>
-#include <thread>
 
 namespace fb::cg {
 
@@ -111,19 +109,7 @@ Status prepareKernels(std::vector<Kernel>& kernels, bool useGemm, const TargetIn
     if (k.gemm && !isDepthwise(*k.gemm))
       work.push_back(&k);
   std::vector<Status> results(work.size(), Status::success());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < work.size(); i = next++)
-      results[i] = prepare(*work[i]);
-  };
-  const size_t threads =
-      std::min<size_t>(work.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t)
-    pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool)
-    t.join();
+  forEachOnAllCores(work.size(), [&](size_t i) { results[i] = prepare(*work[i]); });
   for (Status& st : results)
     if (!st.ok())
       return st;

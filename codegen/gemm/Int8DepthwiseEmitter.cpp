@@ -24,14 +24,8 @@ Function* Emitter::emitDepthwiseItems() {
   const bool sext = s.actType == DType::I8;
   Value* zpVec = b.CreateVectorSplat(L, ConstantInt::get(i32, uint64_t(int64_t(s.actZeroPoint))));
   Value* zero = Constant::getNullValue(vL32);
-  auto lanesOf = [&](int64_t step) {
-    std::vector<Constant*> idx;
-    for (unsigned i = 0; i < L; ++i)
-      idx.push_back(ConstantInt::get(i64, uint64_t(int64_t(i) * step)));
-    return ConstantVector::get(idx);
-  };
-  Value* lanes = lanesOf(1);
-  Value* laneCols = lanesOf(sw);
+  Value* lanes = laneIndices(1, L);
+  Value* laneCols = laneIndices(sw, L);
   auto* wideRow = FixedVectorType::get(i8, unsigned(L * sw));
   std::vector<int> strided;
   for (unsigned l = 0; l < L; ++l)
@@ -192,16 +186,14 @@ Function* Emitter::emitDepthwiseItems() {
         BasicBlock* join = BasicBlock::Create(ctx, "dw.store", fn);
         b.CreateCondBr(interior, fast, edge);
 
-        const std::vector<int>& stride = strided;
-        auto* wide = wideRow;
         b.SetInsertPoint(fast);
         Value* accF = zero;
         for (int64_t kh = 0; kh < c.kernelH; ++kh)
           for (int64_t kw = 0; kw < c.kernelW; ++kw) {
             Value* at = byteGep(b, rowPtr[size_t(kh)], b.CreateAdd(iwBase, c64(kw * c.dilationW)));
-            Value* v = b.CreateAlignedLoad(wide, at, Align(1));
+            Value* v = b.CreateAlignedLoad(wideRow, at, Align(1));
             if (sw > 1)
-              v = b.CreateShuffleVector(v, stride);
+              v = b.CreateShuffleVector(v, strided);
             Value* wv = b.CreateSelect(rowOk[size_t(kh)], tapW[size_t(kh * c.kernelW + kw)], zero);
             accF = b.CreateAdd(accF, b.CreateMul(b.CreateSub(widen(v), zpVec), wv));
           }
@@ -230,9 +222,9 @@ Function* Emitter::emitDepthwiseItems() {
                 spread[size_t(l * sw)] = int(l);
               wideMask = b.CreateShuffleVector(in, Constant::getNullValue(in->getType()), spread);
             }
-            Value* v = b.CreateMaskedLoad(wide, at, Align(1), wideMask);
+            Value* v = b.CreateMaskedLoad(wideRow, at, Align(1), wideMask);
             if (sw > 1)
-              v = b.CreateShuffleVector(v, stride);
+              v = b.CreateShuffleVector(v, strided);
             Value* d = b.CreateSelect(in, b.CreateSub(widen(v), zpVec), zero);
             accE = b.CreateAdd(accE, b.CreateMul(d, tapW[size_t(kh * c.kernelW + kw)]));
           }

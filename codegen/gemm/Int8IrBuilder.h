@@ -157,9 +157,9 @@ struct Emitter {
   Function* emitMicroKernel();
 
   /// <0, 1, ..., 7> as i64.
-  Constant* laneIndices(int64_t step = 1) const {
+  Constant* laneIndices(int64_t step = 1, int64_t lanes = 8) const {
     std::vector<Constant*> idx;
-    for (int64_t i = 0; i < 8; ++i)
+    for (int64_t i = 0; i < lanes; ++i)
       idx.push_back(ConstantInt::get(i64, uint64_t(i * step)));
     return ConstantVector::get(idx);
   }
