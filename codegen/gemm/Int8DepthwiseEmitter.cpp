@@ -31,16 +31,10 @@ Function* Emitter::emitDepthwiseItems() {
   for (unsigned l = 0; l < L; ++l)
     strided.push_back(int(l * sw));
   auto widen = [&](Value* v) { return sext ? b.CreateSExt(v, vL32) : b.CreateZExt(v, vL32); };
-  // The sums of L columns through storeSums, 8 at a time.
+  // The sums of L columns through storeSums, one multiplier vector per 8 lanes.
   auto store = [&](Value* offset, Value* sum, Value* multV, Value* mask) {
-    for (unsigned h = 0; h < L; h += 8) {
-      std::vector<int> half;
-      for (unsigned l = 0; l < 8; ++l)
-        half.push_back(int(h + l));
-      Value* s8 = L == 8 ? sum : b.CreateShuffleVector(sum, half);
-      Value* m8 = L == 8 ? mask : b.CreateShuffleVector(mask, half);
-      storeSums(b, y, b.CreateAdd(offset, c64(h)), s8, multV, m8);
-    }
+    std::vector<Value*> mults(L / 8, multV);
+    storeSums(b, y, offset, sum, mults, mask);
   };
   // An item is a block of planes: one claim per plane costs more than a small plane's work.
   const int64_t planes = s.batch * c.inChannels, block = depthwiseBlock();

@@ -329,22 +329,76 @@ Function* Emitter::emitMicroKernel() {
   return f;
 }
 
-void Emitter::storeSums(IRBuilder<>& b, Value* y, Value* offset, Value* sum, Value* mult,
+void Emitter::storeSums(IRBuilder<>& b, Value* y, Value* offset, Value* sum, ArrayRef<Value*> mults,
                         Value* mask) {
+  const unsigned lanes = unsigned(cast<FixedVectorType>(sum->getType())->getNumElements());
   if (s.outType == DType::I32) { // ConvInteger / MatMulInteger: the sums themselves
     b.CreateMaskedStore(sum, b.CreateInBoundsGEP(i32, y, offset), Align(4), mask);
     return;
   }
-  const double lo = s.outType == DType::U8 ? 0.0 : -128.0;
-  const double hi = s.outType == DType::U8 ? 255.0 : 127.0;
-  Value* d = b.CreateSIToFP(sum, v8f64);
-  d = b.CreateFMul(d, mult);
-  d = b.CreateUnaryIntrinsic(Intrinsic::roundeven, d);
-  d = b.CreateFAdd(d, ConstantFP::get(v8f64, double(s.outZeroPoint)));
-  d = b.CreateBinaryIntrinsic(Intrinsic::maxnum, d, ConstantFP::get(v8f64, lo));
-  d = b.CreateBinaryIntrinsic(Intrinsic::minnum, d, ConstantFP::get(v8f64, hi));
-  Value* q8 = b.CreateTrunc(b.CreateFPToSI(d, v8i32), v8i8);
-  b.CreateMaskedStore(q8, byteGep(b, y, offset), Align(1), mask);
+  auto part = [&](Value* v, unsigned h) -> Value* { // lanes [h, h + 8) of v
+    if (lanes == 8)
+      return v;
+    std::vector<int> idx;
+    for (unsigned l = 0; l < 8; ++l)
+      idx.push_back(int(h + l));
+    return b.CreateShuffleVector(v, idx);
+  };
+  const int32_t lo = s.outType == DType::U8 ? 0 : -128;
+  const int32_t hi = s.outType == DType::U8 ? 255 : 127;
+  if (s.requantFitsInt32) {
+    // The product rounds half to even straight to int32 (vcvtpd2dq with the mode embedded on
+    // AVX-512), then zero point and clamp in int32: one saturating narrowing per 16 lanes.
+    std::vector<Value*> rounded;
+    for (unsigned h = 0; h < lanes; h += 8) {
+      Value* p = b.CreateFMul(b.CreateSIToFP(part(sum, h), v8f64), mults[h / 8]);
+      if (s.avx512) {
+        Function* cvt = Intrinsic::getDeclaration(&module, Intrinsic::x86_avx512_mask_cvtpd2dq_512);
+        rounded.push_back(
+            b.CreateCall(cvt, {p, Constant::getNullValue(v8i32), ConstantInt::get(i8, 0xff),
+                               ConstantInt::get(i32, 8)})); // nearest, no exc.
+      } else {
+        rounded.push_back(b.CreateFPToSI(b.CreateUnaryIntrinsic(Intrinsic::roundeven, p), v8i32));
+      }
+    }
+    Value* q = rounded[0];
+    if (lanes == 16) {
+      std::vector<int> idx;
+      for (int l = 0; l < 16; ++l)
+        idx.push_back(l);
+      q = b.CreateShuffleVector(rounded[0], rounded[1], idx);
+    }
+    auto* vq = FixedVectorType::get(i32, lanes);
+    auto* vb = FixedVectorType::get(i8, lanes);
+    q = b.CreateAdd(q, ConstantInt::get(vq, uint64_t(int64_t(s.outZeroPoint))));
+    Value* bytes = nullptr;
+    if (s.avx512 && lanes == 16) {
+      // vpmovsdb saturates to [-128, 127]; vpmovusdb (after max 0) to [0, 255].
+      const bool u8 = s.outType == DType::U8;
+      if (u8)
+        q = b.CreateBinaryIntrinsic(Intrinsic::smax, q, Constant::getNullValue(vq));
+      Function* narrow =
+          Intrinsic::getDeclaration(&module, u8 ? Intrinsic::x86_avx512_mask_pmovus_db_512
+                                                : Intrinsic::x86_avx512_mask_pmovs_db_512);
+      bytes = b.CreateCall(narrow, {q, UndefValue::get(vb), ConstantInt::get(i16, 0xffff)});
+    } else {
+      q = b.CreateBinaryIntrinsic(Intrinsic::smax, q, ConstantInt::get(vq, uint64_t(int64_t(lo))));
+      q = b.CreateBinaryIntrinsic(Intrinsic::smin, q, ConstantInt::get(vq, uint64_t(int64_t(hi))));
+      bytes = b.CreateTrunc(q, vb);
+    }
+    b.CreateMaskedStore(bytes, byteGep(b, y, offset), Align(1), mask);
+    return;
+  }
+  for (unsigned h = 0; h < lanes; h += 8) {
+    Value* d = b.CreateSIToFP(part(sum, h), v8f64);
+    d = b.CreateFMul(d, mults[h / 8]);
+    d = b.CreateUnaryIntrinsic(Intrinsic::roundeven, d);
+    d = b.CreateFAdd(d, ConstantFP::get(v8f64, double(s.outZeroPoint)));
+    d = b.CreateBinaryIntrinsic(Intrinsic::maxnum, d, ConstantFP::get(v8f64, double(lo)));
+    d = b.CreateBinaryIntrinsic(Intrinsic::minnum, d, ConstantFP::get(v8f64, double(hi)));
+    Value* q8 = b.CreateTrunc(b.CreateFPToSI(d, v8i32), v8i8);
+    b.CreateMaskedStore(q8, byteGep(b, y, b.CreateAdd(offset, c64(h))), Align(1), part(mask, h));
+  }
 }
 
 void Emitter::emitStores(IRBuilder<>& b, Function* f, Value* args, const std::vector<Value*>& acc,
@@ -362,7 +416,6 @@ void Emitter::emitStores(IRBuilder<>& b, Function* f, Value* args, const std::ve
       colCorr.push_back(b.CreateAlignedLoad(v8i32, b.CreateInBoundsGEP(i32, corr, ch), Align(4)));
       colMult.push_back(b.CreateAlignedLoad(v8f64, b.CreateInBoundsGEP(f64, mult, ch), Align(8)));
     }
-  Value* lanes = laneIndices();
   for (int64_t r = 0; r < mr; ++r) {
     BasicBlock* doRow = BasicBlock::Create(ctx, "row", f);
     BasicBlock* after = BasicBlock::Create(ctx, "row.next", f);
@@ -375,13 +428,27 @@ void Emitter::emitStores(IRBuilder<>& b, Function* f, Value* args, const std::ve
       rowMult = b.CreateVectorSplat(8, b.CreateLoad(f64, b.CreateInBoundsGEP(f64, mult, ch)));
     }
     Value* rowBase = b.CreateAdd(yOff, b.CreateMul(b.CreateAdd(row0, c64(r)), c64(s.N)));
-    for (int64_t v = 0; v < nv; ++v) {
-      Value* sum = b.CreateAdd(acc[size_t(r * nv + v)], perColumn ? colCorr[size_t(v)] : rowCorr);
+    // 16 columns per store where the sums requantize in int32 on AVX-512, else 8.
+    const int64_t per = s.avx512 && s.requantFitsInt32 && nv % 2 == 0 ? 2 : 1;
+    for (int64_t v = 0; v < nv; v += per) {
+      std::vector<Value*> sums, mults;
+      for (int64_t h = v; h < v + per; ++h) {
+        sums.push_back(
+            b.CreateAdd(acc[size_t(r * nv + h)], perColumn ? colCorr[size_t(h)] : rowCorr));
+        mults.push_back(perColumn ? colMult[size_t(h)] : rowMult);
+      }
+      Value* sum = sums[0];
+      if (per == 2) {
+        std::vector<int> idx;
+        for (int l = 0; l < 16; ++l)
+          idx.push_back(l);
+        sum = b.CreateShuffleVector(sums[0], sums[1], idx);
+      }
+      const unsigned n = unsigned(8 * per);
       Value* col = b.CreateAdd(col0, c64(v * 8));
-      Value* mask = b.CreateICmpSLT(b.CreateAdd(b.CreateVectorSplat(8, col), lanes),
-                                    b.CreateVectorSplat(8, b.CreateAdd(col0, nValid)));
-      storeSums(b, y, b.CreateAdd(rowBase, col), sum, perColumn ? colMult[size_t(v)] : rowMult,
-                mask);
+      Value* mask = b.CreateICmpSLT(b.CreateAdd(b.CreateVectorSplat(n, col), laneIndices(1, n)),
+                                    b.CreateVectorSplat(n, b.CreateAdd(col0, nValid)));
+      storeSums(b, y, b.CreateAdd(rowBase, col), sum, mults, mask);
     }
     b.CreateBr(after);
     b.SetInsertPoint(after);

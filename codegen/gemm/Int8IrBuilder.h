@@ -164,11 +164,12 @@ struct Emitter {
     return ConstantVector::get(idx);
   }
 
-  /// Stores 8 int32 sums (the accumulators plus bias) at element `offset` of Y where `mask`
-  /// holds: as they are for an int32 output, else requantized exactly as the interpreter does
-  /// each element: double(sum) * multiplier, rounded half to even, plus the output zero
-  /// point, clamped to the output type.
-  void storeSums(IRBuilder<>& b, Value* y, Value* offset, Value* sum, Value* mult, Value* mask);
+  /// Stores 8 or 16 int32 sums (the accumulators plus bias) at element `offset` of Y where
+  /// `mask` holds: as they are for an int32 output, else requantized exactly as the interpreter
+  /// does each element: double(sum) * multiplier (`mults`, one v8f64 per 8 lanes), rounded half
+  /// to even, plus the output zero point, clamped to the output type.
+  void storeSums(IRBuilder<>& b, Value* y, Value* offset, Value* sum, ArrayRef<Value*> mults,
+                 Value* mask);
 
   /// The requantizing store of the tile's accumulators, exactly as the interpreter computes
   /// each element: double(acc + bias) * multiplier, rounded half to even, plus the output zero

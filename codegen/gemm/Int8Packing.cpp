@@ -3,6 +3,7 @@
 #include "codegen/gemm/Int8GemmEmitter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace fb::cg {
@@ -35,6 +36,25 @@ KernelArg weightArg(const std::string& name, Tensor data) {
   return a;
 }
 
+/// True where double(sum) * multiplier stays within ±2^30 for every channel: |sum| is at most
+/// K · 255² plus the channel's |bias| (both operands minus their zero points lie in
+/// [-255, 255]), and an int32 sum never exceeds 2^31 in magnitude whatever it wraps to.
+bool requantFitsInt32(const Int8GemmSpec& s) {
+  if (s.outType == DType::I32)
+    return false;
+  const int64_t channels = s.channels();
+  for (int64_t c = 0; c < channels; ++c) {
+    const double bias = s.bias.empty() ? 0.0 : std::abs(double(s.bias[size_t(c)]));
+    const double m = s.multipliers.empty()       ? 1.0
+                     : s.multipliers.size() == 1 ? s.multipliers[0]
+                                                 : s.multipliers[size_t(c)];
+    const double sum = std::min(double(s.K) * 255.0 * 255.0 + bias, 2147483648.0);
+    if (!(sum * std::abs(m) <= 1073741824.0)) // false for NaN as well
+      return false;
+  }
+  return true;
+}
+
 } // namespace
 
 Status packInt8Operands(Kernel& kernel, const Int8Target& target) {
@@ -54,6 +74,8 @@ Status packInt8Operands(Kernel& kernel, const Int8Target& target) {
   auto weightAt = [&](int64_t c, int64_t k) {
     return (rowsAreWeights ? w[size_t(c * s.K + k)] : w[size_t(k * s.N + c)]) - zeroPoint(c);
   };
+  s.requantFitsInt32 = requantFitsInt32(s);
+  s.avx512 = target.vectorRegisters >= 32;
   if (s.depthwise()) {
     // Direct: the taps minus their zero points as int32, the bias, the multipliers.
     const int64_t taps = s.K, padded = channels * taps + 16;

@@ -67,6 +67,14 @@ struct Int8GemmSpec {
   /// channel and kernel row, ceil(kW / 4) int32 words, zero past kW) for vpdpbusd, whose lanes'
   /// input bytes one vpermb gathers from a 64-byte load of the padded row; -1 otherwise.
   int tapQuadsArg = -1;
+  /// Set by packInt8Operands where every requantized value double(sum) * multiplier lies
+  /// within ±2^30 (|sum| is at most K · 255² plus the bias, or 2^31): the product is then
+  /// rounded half to even straight to int32 and the zero point and clamp applied in int32,
+  /// which gives the interpreter's result with fewer instructions than clamping in double.
+  bool requantFitsInt32 = false;
+  /// Set by packInt8Operands: the target has AVX-512 (a rounding mode embedded in the
+  /// conversion, 16 int32 lanes per register).
+  bool avx512 = false;
 
   /// True for a convolution with one input and one output channel per group.
   bool depthwise() const { return conv && groups == conv->inChannels && M == 1; }

@@ -312,6 +312,20 @@ std::vector<Case> convCases() {
        .perChannel = true,
        .bias = true,
        .seed = 19});
+  add({.name = "multiplier 40, K 576: requantized in double (products past 2^30)",
+       .x = {1, 64, 3, 3},
+       .w = {8, 64, 3, 3},
+       .pad = 1,
+       .yType = DType::I8,
+       .xZp = 128,
+       .yZp = -3,
+       .bias = true,
+       .xScale = 1.0f,
+       .yScale = 0.025f,
+       .wScaleBase = 1.0f,
+       .wLo = -1,
+       .wHi = 1,
+       .seed = 20});
   add({.name = "deep: K 576, 64 channels, 4x4 output",
        .x = {1, 64, 4, 4},
        .w = {64, 64, 3, 3},
@@ -377,6 +391,17 @@ std::vector<Case> matmulCases() {
        .wZp = {200},
        .seed = 7,
        .integer = true});
+  add({.name = "multiplier 3000: requantized in double (products past 2^30)",
+       .x = {5, 9},
+       .w = {9, 40},
+       .xZp = 128,
+       .yZp = 7,
+       .xScale = 1.0f,
+       .yScale = 0.001f,
+       .wScaleBase = 3.0f,
+       .wLo = -1,
+       .wHi = 1,
+       .seed = 8});
   add({.name = "ties",
        .x = {4, 6},
        .w = {6, 9},
@@ -523,6 +548,23 @@ private Q_SLOTS:
       QCOMPARE(onZen4->nr, int64_t(16));
     }
     QCOMPARE(checked, 2);
+  }
+
+  void requantizationPathFollowsTheBound() {
+    // Products within 2^30 round straight to int32; a multiplier that can take K * 255^2 past
+    // it keeps the double-precision clamp (both are checked bit for bit by the cases above).
+    const TargetInfo host = TargetInfo::host();
+    int checked = 0;
+    for (const Case& c : convCases()) {
+      std::vector<Tensor> feeds;
+      auto g = buildCase(c, feeds);
+      auto spec = packedSpec(*g, host);
+      QVERIFY2(spec.has_value(), c.name.c_str());
+      const bool large = c.name.rfind("multiplier 40", 0) == 0;
+      QCOMPARE(spec->requantFitsInt32, !large && !c.integer);
+      checked += large ? 1 : 0;
+    }
+    QCOMPARE(checked, 1);
   }
 
   void unsupportedOperandsKeepTheInterpretedKernel() {
