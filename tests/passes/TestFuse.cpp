@@ -478,6 +478,47 @@ private Q_SLOTS:
     QCOMPARE(out->numNodes(), size_t(5));
   }
 
+  void integerProductsWithConstantWeightsStayOut() {
+    // MatMulInteger with constant weights and zero points is the int8 generator's kernel: the
+    // bias Add, DequantizeLinear and Relu after it fuse into one group without it. With
+    // weights computed at run time it fuses as any other anchor.
+    auto g = parseIr(R"(graph @q opset 17 {
+  input %x : i8[2, 4]
+  input %v : i8[4, 3]
+  const %w : i8[4, 3] = dense<[1, -2, 3, 4, -5, 6, 7, 8, -9, 10, 11, 12]>
+  const %zx : i8[] = dense<[3]>
+  const %zw : i8[] = dense<[0]>
+  const %b : i32[3] = dense<[5, -6, 7]>
+  const %s : f32[3] = dense<[0.5, 0.25, 0.125]>
+  %m : i32[2, 3] = MatMulInteger(%x, %w, %zx, %zw)  #1
+  %a : i32[2, 3] = Add(%m, %b)  #2
+  %d : f32[2, 3] = DequantizeLinear(%a, %s)  #3
+  %r : f32[2, 3] = Relu(%d)  #4
+  %m2 : i32[2, 3] = MatMulInteger(%x, %v, %zx, %zw)  #5
+  %d2 : f32[2, 3] = DequantizeLinear(%m2, %s)  #6
+  output %r
+  output %d2
+})");
+    QVERIFY(g);
+    auto out = fuse(*g);
+    QVERIFY(out);
+    const std::vector<const Node*> fused = fusedNodes(*out);
+    QCOMPARE(fused.size(), size_t(2));
+    int withProduct = 0;
+    for (const Node* f : fused) {
+      if (bodyHas(f, OpKind::MatMulInteger)) {
+        ++withProduct;
+        QVERIFY(bodyHas(f, OpKind::DequantizeLinear)); // the run-time weights' product
+      } else {
+        QVERIFY(bodyHas(f, OpKind::Add) && bodyHas(f, OpKind::Relu));
+      }
+    }
+    QCOMPARE(withProduct, 1);
+    QCOMPARE(countOps(*out, OpKind::MatMulInteger), size_t(1)); // the constant one, top level
+    QCOMPARE(maxOutputDifference(*g, *out), 0.0);
+    checkIdsKept(*g, *out);
+  }
+
   void groupSizeLimitHonoured() {
     std::string text = "graph @chain opset 17 {\n  input %v0 : f32[8]\n";
     for (int i = 1; i <= 10; ++i)
