@@ -75,8 +75,57 @@ bool buffersConflict(const BufferAssignment& a, const BufferAssignment& b) {
     return false;
   if (a.reuses == b.value && b.last == a.first)
     return false;
+  if (a.sliceOf == b.value || b.sliceOf == a.value)
+    return false;
   return true;
 }
+
+namespace {
+
+/// Where a Concat's inputs may lie in its result: per input (in the plan's value order
+/// `index`), the byte offset within the result; empty when the Concat must copy.
+std::vector<std::pair<size_t, int64_t>>
+concatSlices(const Node& n, const std::unordered_map<const Value*, size_t>& index,
+             const std::vector<int>& sliceTarget, const std::vector<bool>& isTarget,
+             int64_t alignment) {
+  const Value* out = n.output(0);
+  auto outIt = index.find(out);
+  if (outIt == index.end() || sliceTarget[outIt->second] >= 0 || isTarget[outIt->second])
+    return {};
+  auto axisAttr = n.attrs().getInt("axis", 1);
+  const std::vector<int64_t> sizes = out->type().staticSizes();
+  if (!axisAttr.ok())
+    return {};
+  const int64_t rank = int64_t(sizes.size());
+  const int64_t axis = *axisAttr < 0 ? *axisAttr + rank : *axisAttr;
+  if (axis < 0 || axis >= rank)
+    return {};
+  for (int64_t d = 0; d < axis; ++d)
+    if (sizes[size_t(d)] != 1)
+      return {};
+  int64_t inner = int64_t(dtypeSize(out->type().dtype));
+  for (int64_t d = axis + 1; d < rank; ++d)
+    inner *= sizes[size_t(d)];
+  std::vector<std::pair<size_t, int64_t>> slices;
+  int64_t at = 0;
+  for (const Value* in : n.inputs()) {
+    auto it = in ? index.find(in) : index.end();
+    if (it == index.end() || sliceTarget[it->second] >= 0 || isTarget[it->second] ||
+        at % std::max<int64_t>(alignment, 1) != 0 || in->type().dtype != out->type().dtype)
+      return {};
+    for (const auto& [v, off] : slices)
+      if (v == it->second)
+        return {}; // the same value twice
+    slices.emplace_back(it->second, at);
+    const std::vector<int64_t> inSizes = in->type().staticSizes();
+    if (inSizes.size() != sizes.size())
+      return {};
+    at += inSizes[size_t(axis)] * inner;
+  }
+  return slices;
+}
+
+} // namespace
 
 Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& options) {
   MemoryPlan plan;
@@ -121,19 +170,48 @@ Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& opt
       if (auto it = index.find(in); in && it != index.end())
         plan.buffers[it->second].last = std::max(plan.buffers[it->second].last, int(i));
 
-  // 2. In-place reuse: an elementwise result of the same type as an input that dies at this
-  //    node takes over that input's buffer. Groups chain such values into one buffer.
+  // 2. Concats in place (options.concatInPlace): their inputs become slices of the result.
+  std::vector<int> sliceTarget(plan.buffers.size(), -1); // the Concat result a value lies in
+  std::vector<int64_t> sliceOffset(plan.buffers.size(), 0);
+  std::vector<bool> isTarget(plan.buffers.size(), false);
+  if (options.concatInPlace)
+    for (const auto& n : nodes) {
+      if (n->op() != OpKind::Concat || n->numOutputs() != 1)
+        continue;
+      auto slices = concatSlices(*n, index, sliceTarget, isTarget, options.alignment);
+      if (slices.empty())
+        continue;
+      const size_t target = index.at(n->output(0));
+      isTarget[target] = true;
+      for (const auto& [v, off] : slices) {
+        sliceTarget[v] = int(target);
+        sliceOffset[v] = off;
+        plan.buffers[v].sliceOf = plan.buffers[target].value;
+        // A slice holds exactly its bytes: rounded up it would reach into the next one.
+        const Value* val = values[v];
+        plan.buffers[v].size = *val->type().numElements() * int64_t(dtypeSize(val->type().dtype));
+      }
+      plan.concatsInPlace.push_back(plan.buffers[target].value);
+    }
+
+  // 3. In-place reuse: an elementwise result of the same type as an input that dies at this
+  //    node takes over that input's buffer. Groups chain such values into one buffer. A
+  //    Concat's slices are in its result's group, which lives from the first slice's producer
+  //    to the last read of the result or of any slice; they neither reuse nor are reused.
   std::vector<size_t> groupOf(plan.buffers.size());
   std::vector<BufferGroup> groups;
   for (size_t v = 0; v < plan.buffers.size(); ++v) {
+    if (sliceTarget[v] >= 0)
+      continue; // placed with its Concat's result below
     const BufferAssignment& b = plan.buffers[v];
     const Node* producer = values[v]->producer();
     bool placedInPlace = false;
     OpCategory cat = producer->info().category;
-    if (options.inPlace && (cat == OpCategory::Elementwise || cat == OpCategory::Broadcast)) {
+    if (options.inPlace && !isTarget[v] &&
+        (cat == OpCategory::Elementwise || cat == OpCategory::Broadcast)) {
       for (const Value* in : producer->inputs()) {
         auto it = in ? index.find(in) : index.end();
-        if (it == index.end() || in->type() != values[v]->type())
+        if (it == index.end() || in->type() != values[v]->type() || sliceTarget[it->second] >= 0)
           continue;
         BufferGroup& g = groups[groupOf[it->second]];
         // The input must die here and its buffer must not already hold another result.
@@ -151,9 +229,18 @@ Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& opt
       groupOf[v] = groups.size();
       groups.push_back({b.size, b.first, b.last, 0});
     }
+    if (isTarget[v]) {
+      BufferGroup& g = groups[groupOf[v]];
+      for (size_t u = 0; u < plan.buffers.size(); ++u)
+        if (sliceTarget[u] == int(v)) {
+          groupOf[u] = groupOf[v];
+          g.first = std::min(g.first, plan.buffers[u].first);
+          g.last = std::max(g.last, plan.buffers[u].last);
+        }
+    }
   }
 
-  // 3. Totals: naive = no reuse at all; lower bound = the most bytes live at one step.
+  // 4. Totals: naive = no reuse at all; lower bound = the most bytes live at one step.
   for (const BufferAssignment& b : plan.buffers)
     plan.naiveBytes += b.size;
   std::vector<int64_t> liveAt(nodes.size() + 1, 0);
@@ -163,7 +250,7 @@ Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& opt
   for (int64_t live : liveAt)
     plan.lowerBoundBytes = std::max(plan.lowerBoundBytes, live);
 
-  // 4. Offsets: best fit under several orderings, keeping the smallest arena.
+  // 5. Offsets: best fit under several orderings, keeping the smallest arena.
   using Less = std::function<bool(const BufferGroup&, const BufferGroup&)>;
   const std::vector<std::pair<std::string, Less>> orderings = {
       {"largest-first",
@@ -199,7 +286,7 @@ Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& opt
     }
   }
   for (size_t v = 0; v < plan.buffers.size(); ++v)
-    plan.buffers[v].offset = best[groupOf[v]].offset;
+    plan.buffers[v].offset = best[groupOf[v]].offset + sliceOffset[v];
   assert(plan.arenaBytes >= plan.lowerBoundBytes && "an arena cannot beat the live peak");
   return plan;
 }

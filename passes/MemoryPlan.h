@@ -19,6 +19,9 @@ struct BufferAssignment {
   /// The value whose buffer this one overwrites in place (its last reader produced this one),
   /// or empty. Such a pair shares bytes at exactly one step, which is what in-place means.
   std::string reuses;
+  /// The Concat result whose bytes this value occupies (MemoryPlanOptions::concatInPlace): its
+  /// producer writes it straight into its slice, at `offset`, of exactly `size` bytes.
+  std::string sliceOf;
 };
 
 /// Options of the planner.
@@ -28,6 +31,12 @@ struct MemoryPlanOptions {
   /// Leave values of non-static type out of the plan instead of failing (the CPU executor keeps
   /// the results of interpreted control-flow kernels as tensors of their own).
   bool skipDynamic = false;
+  /// Let a Concat take its inputs in place where they are slices of its result (every
+  /// dimension before the axis is 1): each input is planned inside the result's buffer, at a
+  /// multiple of `alignment`, so its producer writes it there and the Concat copies nothing.
+  /// Every input must be an intermediate appearing once, not a slice of another Concat and
+  /// not a Concat result with slices of its own; otherwise the Concat keeps its copies.
+  bool concatInPlace = false;
 };
 
 /// A static memory plan: every intermediate with its offset, and the totals.
@@ -37,6 +46,9 @@ struct MemoryPlan {
   int64_t arenaBytes = 0;      ///< the arena size of the plan
   int64_t lowerBoundBytes = 0; ///< the largest sum of live buffer sizes at any step
   int inPlaceReuses = 0;       ///< how many values overwrite an input in place
+  /// The results of the Concats whose inputs all lie in their slices (concatInPlace): such a
+  /// Concat has nothing left to copy.
+  std::vector<std::string> concatsInPlace;
   std::string strategy;        ///< the ordering that won: "largest-first", ...
   /// Set only by snapshotMemoryPlan when planning failed (the plan is then empty).
   std::string error;
@@ -52,7 +64,8 @@ struct MemoryPlan {
 Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& options = {});
 
 /// True when [a.first, a.last] and [b.first, b.last] overlap and their byte ranges intersect,
-/// except an in-place pair (one reuses the other's buffer at the step where it dies).
+/// except an in-place pair (one reuses the other's buffer at the step where it dies) and a
+/// Concat's result with a slice of it.
 bool buffersConflict(const BufferAssignment& a, const BufferAssignment& b);
 
 } // namespace fb

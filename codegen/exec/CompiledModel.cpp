@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <unordered_map>
 
 namespace fb::cg {
@@ -100,6 +101,8 @@ struct CompiledModel::Impl {
   KernelEmitOptions emit;
   int llvmOptLevel = 3;
   std::vector<std::vector<bool>> noAlias; // per kernel, per argument
+  /// Per kernel: a Concat in place (the memory plan put its inputs in its result), not run.
+  std::vector<bool> elided;
   bool runnable = true;
   /// The GPU backend's model (a GPU target): every run goes to it.
   std::unique_ptr<GpuModel> gpu;
@@ -168,6 +171,7 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   if (options.useMemoryPlan) {
     MemoryPlanOptions mpo;
     mpo.skipDynamic = true;
+    mpo.concatInPlace = !gpu; // the GPU's places follow the CPU binding but run every kernel
     auto plan = planMemory(g, mpo);
     if (plan.ok()) {
       FB_ASSIGN_OR_RETURN(impl.arena,
@@ -178,6 +182,18 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
         arenaOffset[b.value] = b.offset;
         arenaSize[b.value] = b.size;
       }
+      // A Concat whose inputs were all computed into their slices of its result copies nothing.
+      impl.elided.assign(kernels.size(), false);
+      const std::set<std::string> inPlace(plan->concatsInPlace.begin(), plan->concatsInPlace.end());
+      for (size_t k = 0; k < kernels.size() && k < g.nodes().size(); ++k) {
+        const Node& n = *g.nodes()[k];
+        if (n.op() == OpKind::Concat && inPlace.count(n.output(0)->name()))
+          impl.elided[k] = true;
+      }
+      if (!inPlace.empty())
+        stats.notes.push_back(std::to_string(inPlace.size()) +
+                              " Concat(s) in place: their inputs are computed into their slices "
+                              "of the result, nothing is copied");
     } else {
       stats.notes.push_back("no memory plan (" + plan.error().message() +
                             "): one buffer per tensor");
@@ -663,6 +679,8 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
     FB_TRY(impl.gpu->run(inputs, outputs, m_kernels, profile, runIndex, us(runStart), interpret));
   }
   for (size_t k = 0; k < impl.fns.size(); ++k) {
+    if (k < impl.elided.size() && impl.elided[k])
+      continue;
     std::vector<void*>& args = impl.args[k];
     for (const auto& [a, slot] : impl.dynamic[k])
       args[a] = slot.kind == ArgSlot::Kind::Input

@@ -430,6 +430,53 @@ private Q_SLOTS:
     }
   }
 
+  void concatsInPlaceMatchInterpreter() {
+    // The convolutions and the pool write straight into their slices of c (GEMM, direct and
+    // pooling kernels at offsets of 1152 and 2304 bytes), the Concat runs no kernel, and b is
+    // read again after it.
+    auto dense = [](int n, double scale) {
+      std::string t = "dense<[";
+      for (int e = 0; e < n; ++e)
+        t += (e ? ", " : "") + std::to_string(scale * double(e % 5 - 2));
+      return t + "]>";
+    };
+    const std::string text = R"(graph @g opset 17 {
+  input %x : f32[1, 8, 6, 6]
+  const %w1 : f32[8, 8, 3, 3] = )" +
+                             dense(8 * 8 * 9, 0.05) + R"(
+  const %w2 : f32[8, 8, 1, 1] = )" +
+                             dense(64, 0.1) + R"(
+  const %w3 : f32[4, 24, 1, 1] = )" +
+                             dense(96, 0.1) + R"(
+  %c1 : f32[1, 8, 6, 6] = Conv(%x, %w1) {pads = [1, 1, 1, 1]}
+  %a : f32[1, 8, 6, 6] = Relu(%c1)
+  %b : f32[1, 8, 6, 6] = Conv(%x, %w2)
+  %p : f32[1, 8, 6, 6] = MaxPool(%x) {kernel_shape = [3, 3], pads = [1, 1, 1, 1]}
+  %c : f32[1, 24, 6, 6] = Concat(%a, %b, %p) {axis = 1}
+  %y : f32[1, 4, 6, 6] = Conv(%c, %w3)
+  %z : f32[1, 8, 6, 6] = Abs(%b)
+  output %y
+  output %z
+})";
+    auto g = parseGraph(text, "<concat>");
+    QVERIFY2(g.ok(), g.ok() ? "" : g.error().message().c_str());
+    QVERIFY(inferShapes(**g).ok());
+    for (int threads : {1, 2}) {
+      std::string r = compareWithInterpreter(**g, "O3", 3, threads);
+      QVERIFY2(r.empty(), r.c_str());
+    }
+    auto steps = namedPipeline("O3");
+    QVERIFY(steps.ok());
+    PipelineResult pr = PassManager().run((*g)->clone(), *steps);
+    QVERIFY(!pr.error);
+    auto compiled = CompiledModel::compile(pr.finalGraph());
+    QVERIFY(compiled.ok());
+    bool inPlace = false;
+    for (const std::string& note : (*compiled)->stats().notes)
+      inPlace = inPlace || note.rfind("1 Concat(s) in place", 0) == 0;
+    QVERIFY(inPlace);
+  }
+
   void stridedPoolsMatchInterpreter() {
     struct Case {
       OpKind op;

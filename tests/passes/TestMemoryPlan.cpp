@@ -304,6 +304,107 @@ private Q_SLOTS:
     QVERIFY(failed.buffers.empty());
   }
 
+  void concatTakesItsInputsInPlace() {
+    // a (4 channels) and b (12) are computed into their slices of c; b is also read after the
+    // Concat, so c's buffer lives until then, and d (Relu of c) may not overwrite c in place.
+    auto g = parseIr(R"(graph @cat opset 17 {
+  input %x : f32[1, 4, 4, 4]
+  input %z : f32[1, 12, 4, 4]
+  %a : f32[1, 4, 4, 4] = Exp(%x)  #1
+  %b : f32[1, 12, 4, 4] = Neg(%z)  #2
+  %c : f32[1, 16, 4, 4] = Concat(%a, %b) {axis = 1}  #3
+  %d : f32[1, 16, 4, 4] = Relu(%c)  #4
+  %e : f32[1, 12, 4, 4] = Abs(%b)  #5
+  %f : f32[1, 16, 4, 4] = Exp(%d)  #6
+  output %e
+  output %f
+})");
+    QVERIFY(g);
+    MemoryPlanOptions on;
+    on.concatInPlace = true;
+    auto plan = planMemory(*g, on);
+    QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().message().c_str());
+    QCOMPARE(plan->concatsInPlace, std::vector<std::string>{"c"});
+    const BufferAssignment *a = find(*plan, "a"), *b = find(*plan, "b"), *c = find(*plan, "c"),
+                           *d = find(*plan, "d");
+    QVERIFY(a && b && c && d);
+    QCOMPARE(a->sliceOf, std::string("c"));
+    QCOMPARE(b->sliceOf, std::string("c"));
+    QCOMPARE(a->offset, c->offset);
+    QCOMPARE(b->offset, c->offset + 4 * 16 * 4);
+    QCOMPARE(a->size, int64_t(256));
+    QCOMPARE(b->size, int64_t(768));
+    QVERIFY(d->reuses.empty()); // b is still to be read when d is computed
+    QVERIFY(d->offset >= c->offset + c->size || d->offset + d->size <= c->offset);
+    QCOMPARE(firstConflict(*plan), std::string());
+    // Off by default (the plan the memory view shows), and the Concat copies then.
+    QVERIFY(planMemory(*g)->concatsInPlace.empty());
+    QVERIFY(planMemory(*g)->buffers[0].sliceOf.empty());
+  }
+
+  void concatKeepsItsCopiesWhereSlicesCannotBe() {
+    MemoryPlanOptions on;
+    on.concatInPlace = true;
+    for (const char* text : {// batch 2: an input is not one run of bytes of the result
+                             R"(graph @batch opset 17 {
+  input %x : f32[2, 16]
+  %a : f32[2, 16] = Exp(%x)  #1
+  %b : f32[2, 16] = Neg(%x)  #2
+  %c : f32[2, 32] = Concat(%a, %b) {axis = 1}  #3
+  %y : f32[2, 32] = Relu(%c)  #4
+  output %y
+})",
+                             // the same value twice
+                             R"(graph @twice opset 17 {
+  input %x : f32[1, 16]
+  %a : f32[1, 16] = Exp(%x)  #1
+  %c : f32[1, 32] = Concat(%a, %a) {axis = 1}  #2
+  %y : f32[1, 32] = Relu(%c)  #3
+  output %y
+})",
+                             // a graph input, which the arena does not hold
+                             R"(graph @input opset 17 {
+  input %x : f32[1, 16]
+  %a : f32[1, 16] = Exp(%x)  #1
+  %c : f32[1, 32] = Concat(%a, %x) {axis = 1}  #2
+  %y : f32[1, 32] = Relu(%c)  #3
+  output %y
+})",
+                             // the second slice would start 36 bytes in, off the 64-byte alignment
+                             R"(graph @unaligned opset 17 {
+  input %x : f32[1, 9]
+  %a : f32[1, 9] = Exp(%x)  #1
+  %b : f32[1, 9] = Neg(%x)  #2
+  %c : f32[1, 18] = Concat(%a, %b) {axis = 1}  #3
+  %y : f32[1, 18] = Relu(%c)  #4
+  output %y
+})"}) {
+      auto g = parseIr(text);
+      QVERIFY(g);
+      auto plan = planMemory(*g, on);
+      QVERIFY(plan.ok());
+      QVERIFY2(plan->concatsInPlace.empty(), g->name().c_str());
+      for (const BufferAssignment& b : plan->buffers)
+        QVERIFY(b.sliceOf.empty());
+      QCOMPARE(firstConflict(*plan), std::string());
+    }
+    // One value in two Concats: the first takes it, the second copies.
+    auto g = parseIr(R"(graph @two opset 17 {
+  input %x : f32[1, 16]
+  %a : f32[1, 16] = Exp(%x)  #1
+  %b : f32[1, 16] = Neg(%x)  #2
+  %c : f32[1, 32] = Concat(%a, %b) {axis = 1}  #3
+  %d : f32[1, 32] = Concat(%b, %a) {axis = 1}  #4
+  %y : f32[1, 32] = Add(%c, %d)  #5
+  output %y
+})");
+    QVERIFY(g);
+    auto plan = planMemory(*g, on);
+    QVERIFY(plan.ok());
+    QCOMPARE(plan->concatsInPlace, std::vector<std::string>{"c"});
+    QCOMPARE(firstConflict(*plan), std::string());
+  }
+
   void scheduleLowersPeakWhereOrderMatters() {
     auto g = parseIr(kBranches);
     // Written order: x, w1, w2 (64 + 4096 + 4096) + a1 + b1 (4096 each) = 16448 at b1.
