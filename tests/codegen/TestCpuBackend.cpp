@@ -156,6 +156,14 @@ bool finiteOutputs(const Graph& g) {
 
 } // namespace
 
+/// A constant's text IR body of n varied values: scale * (e % period - period / 2).
+static std::string denseText(int n, double scale, int period) {
+  std::string t = "dense<[";
+  for (int e = 0; e < n; ++e)
+    t += (e ? ", " : "") + std::to_string(scale * double(e % period - period / 2));
+  return t + "]>";
+}
+
 class TestCpuBackend : public QObject {
   Q_OBJECT
 private Q_SLOTS:
@@ -373,13 +381,7 @@ private Q_SLOTS:
   /// one Silu GEMM epilogue — and a depthwise conv's too — computed as the interpreter does;
   /// a Mul by the Sigmoid of something else is not mistaken for it.
   void siluEpilogues() {
-    // Constants with varied values (the text IR lists every element).
-    auto dense = [](int n, double scale) {
-      std::string t = "dense<[";
-      for (int e = 0; e < n; ++e)
-        t += (e ? ", " : "") + std::to_string(scale * double(e % 7 - 3));
-      return t + "]>";
-    };
+    auto dense = [](int n, double scale) { return denseText(n, scale, 7); };
     const std::string graphs[] = {
         R"(graph @g opset 17 {
   input %x : f32[1, 8, 13, 13]
@@ -434,12 +436,7 @@ private Q_SLOTS:
     // The convolutions and the pool write straight into their slices of c (GEMM, direct and
     // pooling kernels at offsets of 1152 and 2304 bytes), the Concat runs no kernel, and b is
     // read again after it.
-    auto dense = [](int n, double scale) {
-      std::string t = "dense<[";
-      for (int e = 0; e < n; ++e)
-        t += (e ? ", " : "") + std::to_string(scale * double(e % 5 - 2));
-      return t + "]>";
-    };
+    auto dense = [](int n, double scale) { return denseText(n, scale, 5); };
     const std::string text = R"(graph @g opset 17 {
   input %x : f32[1, 8, 6, 6]
   const %w1 : f32[8, 8, 3, 3] = )" +
