@@ -466,6 +466,11 @@ Expected<std::vector<Kernel>> lowerGraph(const Graph& graph, const LowerOptions&
     }
     NodeLowering lowering(node, kernelNameFor(node, i), options);
     FB_ASSIGN_OR_RETURN(Kernel k, lowering.run());
+    // Compiled CPU code (not the textbook views) reads byte-to-anything functions from a table.
+    if (options.gemmSpecs && !k.gemm) {
+      std::string why;
+      lower::tabulateByteFunction(node, k, why); // else k is as lowered
+    }
     // Winograd's transforms round about ten times as much as the direct sum; in a QDQ graph
     // a result quantized downstream could land on the other side of a rounding step, so there
     // convolutions keep im2col unless a schedule asks otherwise.

@@ -264,4 +264,13 @@ std::optional<GemmSpec> gemmSpecWithEpilogue(KernelBuilder& b, const Node& ancho
 /// follow the interpreted kernel's order: the present operands, then the results.
 std::optional<Int8GemmSpec> int8SpecFor(const Node& node, std::string& why);
 
+/// When `node` (an elementwise op or a fused group of them) is a function of one u8/i8 tensor
+/// of the result's shape, every other operand a constant scalar: replaces the value stored by
+/// its lowered, unscheduled kernel `k` with a lookup in a 256-entry table the interpreter
+/// computes at compile time (the Weight `<kernel>.table`) and returns true. A quantized
+/// activation between int8 layers (DequantizeLinear, Sigmoid, Mul, QuantizeLinear) becomes one
+/// load per element, bit for bit the interpreter's result. Else false, `k` unchanged, and the
+/// reason in `why`.
+bool tabulateByteFunction(const Node& node, Kernel& k, std::string& why);
+
 } // namespace fb::cg::lower

@@ -4,8 +4,11 @@
 #include "PipelineCompare.h"
 
 #include "codegen/exec/CompiledModel.h"
+#include "codegen/loops/Lower.h"
+#include "core/Interpreter.h"
 #include "core/ModelIO.h"
 #include "core/RandomInputs.h"
+#include "core/ShapeInference.h"
 #include "core/text/IrParser.h"
 #include "passes/PassManager.h"
 #include "passes/PassRegistry.h"
@@ -88,6 +91,89 @@ private Q_SLOTS:
       std::string r = compareWithInterpreter(q, level, 2, 1);
       QVERIFY2(r.empty(), (std::string(level) + ": " + r).c_str());
     }
+  }
+
+  void byteFunctionsReadATable() {
+    // A quantized SiLU between int8 layers (i8 and u8 in; i8 and f32 out) reads a 256-entry
+    // table the interpreter computed, bit for bit the interpreter's results at -O0 and -O3; a
+    // per-channel scale (not a scalar) or a small tensor keeps the computed form.
+    const char* silu = R"(graph @g opset 17 {
+  input %x : %T[1, 8, 16, 16]
+  const %s : f32[] = dense<[0.037]>
+  const %z : %T[] = dense<[%Z]>
+  const %ys : f32[] = dense<[0.021]>
+  const %yz : i8[] = dense<[-5]>
+  %d : f32[1, 8, 16, 16] = DequantizeLinear(%x, %s, %z)
+  %g : f32[1, 8, 16, 16] = Sigmoid(%d)
+  %m : f32[1, 8, 16, 16] = Mul(%d, %g)
+  %q : i8[1, 8, 16, 16] = QuantizeLinear(%m, %ys, %yz)
+  %d2 : f32[1, 8, 16, 16] = DequantizeLinear(%x, %ys, %z)
+  %g2 : f32[1, 8, 16, 16] = Sigmoid(%d2)
+  %e : f32[1, 8, 16, 16] = Mul(%g2, %d2)
+  output %q
+  output %e
+})";
+    auto withTypes = [&](const char* text, const std::string& t, const std::string& zp,
+                         const std::string& sizes) {
+      QString q = QString::fromUtf8(text);
+      q.replace("%T", QString::fromStdString(t));
+      q.replace("%Z", QString::fromStdString(zp));
+      q.replace("[1, 8, 16, 16]", QString::fromStdString(sizes));
+      return q.toStdString();
+    };
+    struct Case {
+      std::string type, zp, sizes;
+      int tables;
+    };
+    for (const Case& c :
+         {Case{"i8", "3", "[1, 8, 16, 16]", 2}, Case{"u8", "128", "[1, 8, 16, 16]", 2},
+          Case{"u8", "128", "[1, 2, 4, 4]", 0}}) {
+      auto g = parseGraph(withTypes(silu, c.type, c.zp, c.sizes), "<silu>");
+      QVERIFY2(g.ok(), g.ok() ? "" : g.error().message().c_str());
+      QVERIFY(inferShapes(**g).ok());
+      for (const char* level : {"O0", "O3"}) {
+        std::string r = compareWithInterpreter(**g, level, 3, 2);
+        QVERIFY2(r.empty(), (c.type + " -" + level + ": " + r).c_str());
+      }
+      auto steps = namedPipeline("O3");
+      QVERIFY(steps.ok());
+      PipelineResult pr = PassManager().run((*g)->clone(), *steps);
+      QVERIFY(!pr.error);
+      auto kernels = lowerGraph(pr.finalGraph(), LowerOptions());
+      QVERIFY(kernels.ok());
+      int tables = 0;
+      for (const Kernel& k : *kernels)
+        for (const KernelArg& a : k.args)
+          tables += a.name == k.name + ".table" ? 1 : 0;
+      QCOMPARE(tables, c.tables);
+      // The textbook loops (no GEMM specs) keep the arithmetic.
+      LowerOptions textbook;
+      textbook.gemmSpecs = false;
+      auto plain = lowerGraph(**g, textbook);
+      QVERIFY(plain.ok());
+      for (const Kernel& k : *plain)
+        for (const KernelArg& a : k.args)
+          QVERIFY(a.name.find(".table") == std::string::npos);
+    }
+    // Exact, not within a tolerance: the tables hold the interpreter's own values (the
+    // Sigmoid computed in a kernel may differ from the interpreter's in the last bits).
+    auto g = parseGraph(withTypes(silu, "i8", "3", "[1, 8, 16, 16]"), "<silu>");
+    QVERIFY(g.ok() && inferShapes(**g).ok());
+    Tensor x(DType::I8, {1, 8, 16, 16});
+    for (int64_t i = 0; i < x.numElements(); ++i)
+      x.setFromDouble(i, double(i % 256 - 128));
+    auto ref = interpret(**g, {x});
+    QVERIFY(ref.ok());
+    auto steps = namedPipeline("O3"); // each chain one fused group, so one table each
+    QVERIFY(steps.ok());
+    PipelineResult pr = PassManager().run((*g)->clone(), *steps);
+    QVERIFY(!pr.error);
+    auto model = CompiledModel::compile(pr.finalGraph());
+    QVERIFY(model.ok());
+    auto got = (*model)->run({x});
+    QVERIFY(got.ok());
+    QVERIFY((*got)[0].identical(ref->outputs[0]));
+    QVERIFY((*got)[1].identical(ref->outputs[1]));
   }
 };
 
