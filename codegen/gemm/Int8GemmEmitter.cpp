@@ -336,14 +336,6 @@ void Emitter::storeSums(IRBuilder<>& b, Value* y, Value* offset, Value* sum, Arr
     b.CreateMaskedStore(sum, b.CreateInBoundsGEP(i32, y, offset), Align(4), mask);
     return;
   }
-  auto part = [&](Value* v, unsigned h) -> Value* { // lanes [h, h + 8) of v
-    if (lanes == 8)
-      return v;
-    std::vector<int> idx;
-    for (unsigned l = 0; l < 8; ++l)
-      idx.push_back(int(h + l));
-    return b.CreateShuffleVector(v, idx);
-  };
   const int32_t lo = s.outType == DType::U8 ? 0 : -128;
   const int32_t hi = s.outType == DType::U8 ? 255 : 127;
   if (s.requantFitsInt32) {
@@ -351,7 +343,7 @@ void Emitter::storeSums(IRBuilder<>& b, Value* y, Value* offset, Value* sum, Arr
     // AVX-512), then zero point and clamp in int32: one saturating narrowing per 16 lanes.
     std::vector<Value*> rounded;
     for (unsigned h = 0; h < lanes; h += 8) {
-      Value* p = b.CreateFMul(b.CreateSIToFP(part(sum, h), v8f64), mults[h / 8]);
+      Value* p = b.CreateFMul(b.CreateSIToFP(lanes8(b, sum, h), v8f64), mults[h / 8]);
       if (s.avx512) {
         Function* cvt = Intrinsic::getDeclaration(&module, Intrinsic::x86_avx512_mask_cvtpd2dq_512);
         rounded.push_back(
@@ -361,13 +353,7 @@ void Emitter::storeSums(IRBuilder<>& b, Value* y, Value* offset, Value* sum, Arr
         rounded.push_back(b.CreateFPToSI(b.CreateUnaryIntrinsic(Intrinsic::roundeven, p), v8i32));
       }
     }
-    Value* q = rounded[0];
-    if (lanes == 16) {
-      std::vector<int> idx;
-      for (int l = 0; l < 16; ++l)
-        idx.push_back(l);
-      q = b.CreateShuffleVector(rounded[0], rounded[1], idx);
-    }
+    Value* q = lanes == 16 ? join8(b, rounded[0], rounded[1]) : rounded[0];
     auto* vq = FixedVectorType::get(i32, lanes);
     auto* vb = FixedVectorType::get(i8, lanes);
     q = b.CreateAdd(q, ConstantInt::get(vq, uint64_t(int64_t(s.outZeroPoint))));
@@ -390,14 +376,15 @@ void Emitter::storeSums(IRBuilder<>& b, Value* y, Value* offset, Value* sum, Arr
     return;
   }
   for (unsigned h = 0; h < lanes; h += 8) {
-    Value* d = b.CreateSIToFP(part(sum, h), v8f64);
+    Value* d = b.CreateSIToFP(lanes8(b, sum, h), v8f64);
     d = b.CreateFMul(d, mults[h / 8]);
     d = b.CreateUnaryIntrinsic(Intrinsic::roundeven, d);
     d = b.CreateFAdd(d, ConstantFP::get(v8f64, double(s.outZeroPoint)));
     d = b.CreateBinaryIntrinsic(Intrinsic::maxnum, d, ConstantFP::get(v8f64, double(lo)));
     d = b.CreateBinaryIntrinsic(Intrinsic::minnum, d, ConstantFP::get(v8f64, double(hi)));
     Value* q8 = b.CreateTrunc(b.CreateFPToSI(d, v8i32), v8i8);
-    b.CreateMaskedStore(q8, byteGep(b, y, b.CreateAdd(offset, c64(h))), Align(1), part(mask, h));
+    b.CreateMaskedStore(q8, byteGep(b, y, b.CreateAdd(offset, c64(h))), Align(1),
+                        lanes8(b, mask, h));
   }
 }
 
@@ -437,13 +424,7 @@ void Emitter::emitStores(IRBuilder<>& b, Function* f, Value* args, const std::ve
             b.CreateAdd(acc[size_t(r * nv + h)], perColumn ? colCorr[size_t(h)] : rowCorr));
         mults.push_back(perColumn ? colMult[size_t(h)] : rowMult);
       }
-      Value* sum = sums[0];
-      if (per == 2) {
-        std::vector<int> idx;
-        for (int l = 0; l < 16; ++l)
-          idx.push_back(l);
-        sum = b.CreateShuffleVector(sums[0], sums[1], idx);
-      }
+      Value* sum = per == 2 ? join8(b, sums[0], sums[1]) : sums[0];
       const unsigned n = unsigned(8 * per);
       Value* col = b.CreateAdd(col0, c64(v * 8));
       Value* mask = b.CreateICmpSLT(b.CreateAdd(b.CreateVectorSplat(n, col), laneIndices(1, n)),

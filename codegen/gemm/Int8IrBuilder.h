@@ -164,6 +164,23 @@ struct Emitter {
     return ConstantVector::get(idx);
   }
 
+  /// Lanes [h, h + 8) of the vector v (v itself when it has 8).
+  Value* lanes8(IRBuilder<>& b, Value* v, unsigned h) const {
+    if (cast<FixedVectorType>(v->getType())->getNumElements() == 8)
+      return v;
+    std::vector<int> idx;
+    for (unsigned l = 0; l < 8; ++l)
+      idx.push_back(int(h + l));
+    return b.CreateShuffleVector(v, idx);
+  }
+  /// The 16 lanes of two 8-lane vectors, lo first.
+  Value* join8(IRBuilder<>& b, Value* lo, Value* hi) const {
+    std::vector<int> idx;
+    for (int l = 0; l < 16; ++l)
+      idx.push_back(l);
+    return b.CreateShuffleVector(lo, hi, idx);
+  }
+
   /// Stores 8 or 16 int32 sums (the accumulators plus bias) at element `offset` of Y where
   /// `mask` holds: as they are for an int32 output, else requantized exactly as the interpreter
   /// does each element: double(sum) * multiplier (`mults`, one v8f64 per 8 lanes), rounded half

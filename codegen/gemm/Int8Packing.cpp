@@ -45,9 +45,7 @@ bool requantFitsInt32(const Int8GemmSpec& s) {
   const int64_t channels = s.channels();
   for (int64_t c = 0; c < channels; ++c) {
     const double bias = s.bias.empty() ? 0.0 : std::abs(double(s.bias[size_t(c)]));
-    const double m = s.multipliers.empty()       ? 1.0
-                     : s.multipliers.size() == 1 ? s.multipliers[0]
-                                                 : s.multipliers[size_t(c)];
+    const double m = s.multiplierOf(c);
     const double sum = std::min(double(s.K) * 255.0 * 255.0 + bias, 2147483648.0);
     if (!(sum * std::abs(m) <= 1073741824.0)) // false for NaN as well
       return false;
@@ -85,9 +83,7 @@ Status packInt8Operands(Kernel& kernel, const Int8Target& target) {
       for (int64_t k = 0; k < taps; ++k)
         tapValues[size_t(c * taps + k)] = weightAt(c, k);
       bias[size_t(c)] = s.bias.empty() ? 0 : s.bias[size_t(c)];
-      double m = s.multipliers.empty()       ? 1.0
-                 : s.multipliers.size() == 1 ? s.multipliers[0]
-                                             : s.multipliers[size_t(c)];
+      double m = s.multiplierOf(c);
       std::memcpy(&multiplierBits[size_t(c)], &m, sizeof m);
     }
     s.isa = Int8Isa::Depthwise;
@@ -197,9 +193,7 @@ Status packInt8Operands(Kernel& kernel, const Int8Target& target) {
     }
     // int32 arithmetic wraps like the interpreter's accumulator.
     correction[size_t(c)] = int32_t(uint32_t(uint64_t(corr)));
-    double m = s.multipliers.empty()       ? 1.0
-               : s.multipliers.size() == 1 ? s.multipliers[0]
-                                           : s.multipliers[size_t(c)];
+    double m = s.multiplierOf(c);
     std::memcpy(&multiplierBits[size_t(c)], &m, sizeof m);
   }
 

@@ -82,6 +82,12 @@ struct Int8GemmSpec {
   bool weightsAreRows() const { return conv.has_value(); }
   int64_t slices() const { return batch * groups; }
   int64_t channels() const { return weightsAreRows() ? groups * M : N; }
+  /// The multiplier of channel c (1 when there are none).
+  double multiplierOf(int64_t c) const {
+    return multipliers.empty()       ? 1.0
+           : multipliers.size() == 1 ? multipliers[0]
+                                     : multipliers[size_t(c)];
+  }
 };
 
 } // namespace fb::cg

@@ -91,20 +91,19 @@ Expected<Tensor> tabulate(const Node& node, const Value* x) {
   return std::move(r.outputs[0]);
 }
 
-/// `s` with the value of every Store to argument `outArg` replaced by fn(value).
-StmtPtr replaceStoredValue(const StmtPtr& s, int outArg,
-                           const std::function<ExprPtr(const ExprPtr&)>& fn) {
+/// `s` with `value` stored by every Store to argument `outArg`.
+StmtPtr replaceStoredValue(const StmtPtr& s, int outArg, const ExprPtr& value) {
   if (!s)
     return s;
   auto c = std::make_shared<Stmt>(*s);
-  c->body = replaceStoredValue(s->body, outArg, fn);
-  c->thenBody = replaceStoredValue(s->thenBody, outArg, fn);
-  c->elseBody = replaceStoredValue(s->elseBody, outArg, fn);
+  c->body = replaceStoredValue(s->body, outArg, value);
+  c->thenBody = replaceStoredValue(s->thenBody, outArg, value);
+  c->elseBody = replaceStoredValue(s->elseBody, outArg, value);
   for (StmtPtr& t : c->stmts)
-    t = replaceStoredValue(t, outArg, fn);
+    t = replaceStoredValue(t, outArg, value);
   if (s->kind == Stmt::Kind::Store && s->buffer && s->buffer->kind == Buffer::Kind::Arg &&
       s->buffer->arg == outArg) {
-    c->value = fn(s->value);
+    c->value = value;
     c->comment = s->comment + ", from a 256-entry table of the interpreter's results";
   }
   return c;
@@ -201,11 +200,10 @@ bool tabulateByteFunction(const Node& node, Kernel& k, std::string& why) {
   const int tArg = int(k.args.size());
   k.args.push_back(std::move(t));
   BufferPtr tBuf = makeArgBuffer("table", tArg, k.args.back().dtype, {256});
-  const int64_t bias = x->type().dtype == DType::I8 ? 128 : 0;
-  const ExprPtr xLoad = loads[0];
-  k.body = replaceStoredValue(k.body, yArg, [&](const ExprPtr&) {
-    return load(tBuf, {binary(BinaryOp::Add, cast(Type::i64(), xLoad), intImm(bias))});
-  });
+  const int64_t first = x->type().dtype == DType::I8 ? 128 : 0; // the table index of x = 0
+  k.body = replaceStoredValue(
+      k.body, yArg,
+      load(tBuf, {binary(BinaryOp::Add, cast(Type::i64(), loads[0]), intImm(first))}));
   return true;
 }
 

@@ -13,16 +13,25 @@
 
 namespace fb::cg::test {
 
+/// The graph after the named pipeline `level` ("O0" .. "O3"), or the pipeline's error.
+inline Expected<std::shared_ptr<const Graph>> afterPipeline(const Graph& g,
+                                                            const std::string& level) {
+  auto steps = namedPipeline(level);
+  if (!steps.ok())
+    return steps.error();
+  PipelineResult pr = PassManager().run(g.clone(), *steps);
+  if (pr.error)
+    return makeError("pipeline: ", pr.error->message());
+  return pr.snapshots.back().graph;
+}
+
 /// Runs a graph through a named pipeline, compiles it for the CPU and compares with the
 /// interpreter on the imported graph; returns an empty string or what went wrong.
 inline std::string compareWithInterpreter(const Graph& imported, const std::string& level,
                                           int llvmLevel, int threads) {
-  auto steps = namedPipeline(level);
-  if (!steps.ok())
-    return steps.error().message();
-  PipelineResult pr = PassManager().run(imported.clone(), *steps);
-  if (pr.error)
-    return "pipeline: " + pr.error->message();
+  auto optimized = afterPipeline(imported, level);
+  if (!optimized.ok())
+    return optimized.error().message();
   auto inputs = makeRandomInputs(imported, 7);
   if (!inputs.ok())
     return inputs.error().message();
@@ -33,7 +42,7 @@ inline std::string compareWithInterpreter(const Graph& imported, const std::stri
   co.llvmOptLevel = llvmLevel;
   co.threads = threads;
   co.specializeInputs = *inputs;
-  auto model = CompiledModel::compile(pr.finalGraph(), co);
+  auto model = CompiledModel::compile(**optimized, co);
   if (!model.ok())
     return "compile: " + model.error().message();
   auto got = (*model)->run(*inputs);

@@ -462,11 +462,9 @@ private Q_SLOTS:
       std::string r = compareWithInterpreter(**g, "O3", 3, threads);
       QVERIFY2(r.empty(), r.c_str());
     }
-    auto steps = namedPipeline("O3");
-    QVERIFY(steps.ok());
-    PipelineResult pr = PassManager().run((*g)->clone(), *steps);
-    QVERIFY(!pr.error);
-    auto compiled = CompiledModel::compile(pr.finalGraph());
+    auto optimized = afterPipeline(**g, "O3");
+    QVERIFY(optimized.ok());
+    auto compiled = CompiledModel::compile(**optimized);
     QVERIFY(compiled.ok());
     bool inPlace = false;
     for (const std::string& note : (*compiled)->stats().notes)

@@ -135,11 +135,9 @@ private Q_SLOTS:
         std::string r = compareWithInterpreter(**g, level, 3, 2);
         QVERIFY2(r.empty(), (c.type + " -" + level + ": " + r).c_str());
       }
-      auto steps = namedPipeline("O3");
-      QVERIFY(steps.ok());
-      PipelineResult pr = PassManager().run((*g)->clone(), *steps);
-      QVERIFY(!pr.error);
-      auto kernels = lowerGraph(pr.finalGraph(), LowerOptions());
+      auto optimized = afterPipeline(**g, "O3");
+      QVERIFY(optimized.ok());
+      auto kernels = lowerGraph(**optimized, LowerOptions());
       QVERIFY(kernels.ok());
       int tables = 0;
       for (const Kernel& k : *kernels)
@@ -164,11 +162,9 @@ private Q_SLOTS:
       x.setFromDouble(i, double(i % 256 - 128));
     auto ref = interpret(**g, {x});
     QVERIFY(ref.ok());
-    auto steps = namedPipeline("O3"); // each chain one fused group, so one table each
-    QVERIFY(steps.ok());
-    PipelineResult pr = PassManager().run((*g)->clone(), *steps);
-    QVERIFY(!pr.error);
-    auto model = CompiledModel::compile(pr.finalGraph());
+    auto optimized = afterPipeline(**g, "O3"); // each chain one fused group: one table each
+    QVERIFY(optimized.ok());
+    auto model = CompiledModel::compile(**optimized);
     QVERIFY(model.ok());
     auto got = (*model)->run({x});
     QVERIFY(got.ok());
