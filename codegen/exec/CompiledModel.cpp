@@ -441,6 +441,8 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
       b.generator = KernelGenerator::Interpreted;
       return;
     }
+    if (k < impl.elided.size() && impl.elided[k])
+      return; // a Concat in place: never run, so never compiled
     KernelEmitOptions eo = options.emit;
     eo.noAliasArgs = noAlias[k];
     b.module.context = std::make_unique<llvm::LLVMContext>();
@@ -470,7 +472,7 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
                              ? 1
                              : 0;
     symbols.push_back(b.symbol);
-    if (b.generator == KernelGenerator::Interpreted)
+    if (b.generator == KernelGenerator::Interpreted || !b.module.module)
       continue;
     if (seen.emplace(b.symbol, k).second)
       modules.push_back(std::move(b.module));
@@ -484,6 +486,10 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
     if (kernels[k].interpreted) {
       impl.fns.push_back(nullptr); // run() interprets the node
       ++stats.interpretedKernels;
+      continue;
+    }
+    if (k < impl.elided.size() && impl.elided[k]) {
+      impl.fns.push_back(nullptr); // run() skips it
       continue;
     }
     FB_ASSIGN_OR_RETURN(FbKernelFn fn, impl.jit->lookupKernel(symbols[k]));
