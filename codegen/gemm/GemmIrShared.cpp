@@ -118,10 +118,20 @@ std::vector<Value*> residualTileBases(GemmIrContext& c, IRBuilder<>& b, Value* a
   std::vector<Value*> bases(c.kernel.args.size(), nullptr);
   for (const EpilogueOp& op : c.spec.epilogue)
     if ((op.kind == EpilogueOp::Kind::AddTensor || op.kind == EpilogueOp::Kind::MulTensor) &&
-        !bases[size_t(op.arg)])
+        !bases[size_t(op.arg)]) {
+      Value* off = cOff;
+      if (op.batchMod > 0) {
+        // C's batch step and the offset within it; the operand's step repeats over C's.
+        Value* step = c.c64(c.plan.cBatchStride);
+        Value* bi = b.CreateUDiv(cOff, step, "c.batch");
+        Value* within = b.CreateURem(cOff, step, "c.within");
+        Value* ob = b.CreateURem(b.CreateUDiv(bi, c.c64(op.batchDiv)), c.c64(op.batchMod));
+        off = b.CreateAdd(b.CreateMul(ob, step), within, "operand.offset");
+      }
       bases[size_t(op.arg)] =
           op.perRow ? loadArg(b, args, op.arg, "row.operand")
-                    : floatGep(b, loadArg(b, args, op.arg, "residual"), cOff, "residual.tile");
+                    : floatGep(b, loadArg(b, args, op.arg, "residual"), off, "residual.tile");
+    }
   return bases;
 }
 

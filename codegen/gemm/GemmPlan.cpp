@@ -333,6 +333,13 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
     bool tensor = e.kind == EpilogueOp::Kind::AddTensor || e.kind == EpilogueOp::Kind::MulTensor;
     if (tensor && !validArg(e.arg))
       return where("epilogue tensor argument index " + std::to_string(e.arg) + " is out of range");
+    // A batch-repeating operand is addressed from C's offset: C's batch steps must be whole
+    // M×N matrices, as a batched MatMul's are.
+    if (tensor && e.batchMod > 0 &&
+        (s.conv || e.perRow || e.batchDiv < 1 || s.batch < 2 || p.cBatchStride != s.M * s.N ||
+         p.cRowStride != s.N || p.groups != 1))
+      return where("an epilogue operand repeating over the batch needs a batched MatMul's "
+                   "contiguous output");
   }
   return p;
 }

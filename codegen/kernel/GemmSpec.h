@@ -33,6 +33,11 @@ struct EpilogueOp {
   /// AddTensor/MulTensor: the operand holds one value per row (T[m]: a convolution's output
   /// channel, broadcast over the pixels, as a squeeze-excitation scale is) instead of T[m, n].
   bool perRow = false;
+  /// AddTensor/MulTensor on a batched GEMM (not a convolution) whose operand has fewer batch
+  /// steps than C and repeats over the others, as a Swin block's [1, heads, 49, 49] position
+  /// bias does over the windows: C's batch step b reads the operand's M×N matrix
+  /// (b / batchDiv) % batchMod. 0: the operand has C's layout (or perRow).
+  int64_t batchDiv = 1, batchMod = 0;
 };
 
 /// The op's name as `--emit loops` prints it ("relu", "silu", "add" for AddTensor, ...).

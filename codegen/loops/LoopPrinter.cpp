@@ -383,8 +383,11 @@ std::string printKernel(const Kernel& k, const KernelBlockingDescriber& describe
          << g.conv->strideH << " groups " << g.conv->groups << ')';
     if (g.bias != GemmSpec::Bias::None)
       os << " +bias";
-    for (const EpilogueOp& op : g.epilogue)
+    for (const EpilogueOp& op : g.epilogue) {
       os << " +" << epilogueOpName(op.kind);
+      if (op.batchMod > 0) // the operand's matrix for batch step b
+        os << "[b / " << op.batchDiv << " % " << op.batchMod << ']';
+    }
     os << '\n';
     // Once the backend has packed the weights (--backend cpu), the blocking it compiles.
     if (describeBlocking)

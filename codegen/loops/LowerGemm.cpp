@@ -6,6 +6,8 @@
 #include "core/ops/ConvGeometry.h"
 
 #include <limits>
+#include <tuple>
+#include <utility>
 
 namespace fb::cg::lower {
 
@@ -319,6 +321,40 @@ GemmSpec::Bias biasKind(const GemmSpec& spec, const std::vector<int64_t>& os,
   return GemmSpec::Bias::None;
 }
 
+/// For an operand of sizes `os` on a batched MatMul's output `out` whose M×N matrix the operand
+/// matches but whose batch dims it only partly has (1 elsewhere, right-aligned): the (div, mod)
+/// of EpilogueOp::batchDiv/batchMod. Only one run of adjacent batch dims may vary.
+std::optional<std::pair<int64_t, int64_t>>
+batchRepeat(const GemmSpec& spec, const std::vector<int64_t>& os, const std::vector<int64_t>& out) {
+  size_t r = out.size();
+  if (spec.conv || spec.batch < 2 || r < 3 || os.size() < 2 || os.size() > r ||
+      spec.M != out[r - 2] || spec.N != out[r - 1] || os[os.size() - 2] != spec.M ||
+      os[os.size() - 1] != spec.N)
+    return std::nullopt;
+  // The operand's size along each of the output's batch dims (1 where it has none).
+  std::vector<int64_t> ob(r - 2, 1);
+  for (size_t d = 0; d + 2 < os.size(); ++d)
+    ob[r - os.size() + d] = os[d];
+  int64_t div = 1, mod = 1;
+  bool seen = false, ended = false;
+  for (size_t d = r - 2; d-- > 0;) {
+    if (ob[d] != 1 && ob[d] != out[d])
+      return std::nullopt;
+    bool varies = ob[d] != 1 && out[d] != 1;
+    if (varies && ended)
+      return std::nullopt;
+    if (varies) {
+      seen = true;
+      mod *= out[d];
+    } else if (seen) {
+      ended = out[d] != 1 || ended;
+    } else {
+      div *= out[d];
+    }
+  }
+  return std::make_pair(div, mod);
+}
+
 } // namespace
 
 std::optional<GemmSpec> gemmSpecWithEpilogue(KernelBuilder& b, const Node& anchor,
@@ -419,11 +455,15 @@ std::optional<GemmSpec> gemmSpecWithEpilogue(KernelBuilder& b, const Node& ancho
           break;
         }
       }
-      // The output's shape, or one value per output channel (per row) broadcast over the rest.
+      // The output's shape, one value per output channel (per row) broadcast over the rest, or
+      // C's M×N matrices repeating over some of a batched MatMul's batch dims.
       if (os != outSizes) {
-        if (biasKind(*spec, os, outSizes) != GemmSpec::Bias::PerRow || !spec->conv)
+        if (spec->conv && biasKind(*spec, os, outSizes) == GemmSpec::Bias::PerRow)
+          op.perRow = true;
+        else if (auto repeat = batchRepeat(*spec, os, outSizes))
+          std::tie(op.batchDiv, op.batchMod) = *repeat;
+        else
           return std::nullopt;
-        op.perRow = true;
       }
       op.kind = u->op() == OpKind::Add ? EpilogueOp::Kind::AddTensor : EpilogueOp::Kind::MulTensor;
       op.arg = b.argIndexOf(ob);

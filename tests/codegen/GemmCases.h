@@ -118,9 +118,14 @@ inline void finishReference(Problem& pr, const GemmSpec& s, int64_t cols, int64_
     double tol =
         1e-5 + 4.0 * double(K + 4) * 6e-8 * (std::abs(s.alpha) * mags[e] + std::abs(s.beta * bv));
     for (const EpilogueOp& op : s.epilogue) {
+      size_t at = e;
+      if (op.batchMod > 0) { // the operand's matrix for C's batch step e / (M·N)
+        size_t matrix = size_t(s.M * s.N);
+        at = (e / matrix / size_t(op.batchDiv)) % size_t(op.batchMod) * matrix + e % matrix;
+      }
       double res = op.arg < 0  ? 0.0
                    : op.perRow ? pr.buffers[size_t(op.arg)][size_t(r)]
-                               : pr.buffers[size_t(op.arg)][e];
+                               : pr.buffers[size_t(op.arg)][at];
       x = applyEpilogueRef(op, x, res);
       if (op.kind == EpilogueOp::Kind::MulTensor)
         tol *= std::max(1.0, std::abs(res));
@@ -199,9 +204,9 @@ inline Problem makeMatMul(const MatMulCase& mc) {
   for (EpilogueOp op : mc.epilogue) {
     if (op.kind == EpilogueOp::Kind::AddTensor || op.kind == EpilogueOp::Kind::MulTensor) {
       op.arg = int(k.args.size());
-      k.args.push_back(
-          bufferArg("residual" + std::to_string(op.arg), KernelArg::Role::Input, cElems));
-      pr.buffers.push_back(randomData(cElems, 44 + uint64_t(op.arg)));
+      int64_t n = op.batchMod > 0 ? op.batchMod * mc.M * mc.N : cElems;
+      k.args.push_back(bufferArg("residual" + std::to_string(op.arg), KernelArg::Role::Input, n));
+      pr.buffers.push_back(randomData(n, 44 + uint64_t(op.arg)));
     }
     s.epilogue.push_back(op);
   }

@@ -32,6 +32,8 @@
 #include <cmath>
 #include <filesystem>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 using namespace fb;
 using namespace fb::cg;
@@ -429,6 +431,55 @@ private Q_SLOTS:
           for (const EpilogueOp& op : k.gemm->epilogue)
             silu = silu || op.kind == EpilogueOp::Kind::Silu;
       QCOMPARE(silu, i < 2);
+    }
+  }
+
+  /// A batched MatMul + Add whose other operand repeats over some batch dims (Swin's position
+  /// bias [1, heads, 49, 49], its shifted-window mask [windows, 1, 49, 49]) stays one GEMM kernel
+  /// with the operand in its epilogue; operands it cannot address (two separate runs of batch
+  /// dims, a broadcast row) leave a loop nest. All match the interpreter.
+  void batchedMatMulRepeatingOperands() {
+    struct Case {
+      const char* out;     // the MatMul's batch dims
+      const char* operand; // the Add's other operand
+      int64_t div, mod;    // the epilogue's repeat, or mod 0: no GEMM epilogue
+    };
+    const Case cases[] = {{"4, 3", "1, 3, 5, 6", 1, 3},
+                          {"4, 3", "4, 1, 5, 6", 3, 4},
+                          {"4, 3", "5, 6", 12, 1},
+                          {"4, 3", "3, 5, 6", 1, 3},
+                          {"2, 3, 4", "1, 3, 4, 5, 6", 1, 12},
+                          {"2, 3, 4", "1, 3, 1, 5, 6", 4, 3},
+                          {"2, 3, 4", "2, 3, 1, 5, 6", 4, 6},
+                          {"2, 3, 4", "2, 1, 4, 5, 6", 0, 0},
+                          {"4, 3", "1, 3, 1, 6", 0, 0}};
+    for (const Case& c : cases) {
+      const std::string text = std::string("graph @g opset 17 {\n  input %a : f32[") + c.out +
+                               ", 5, 7]\n  input %b : f32[" + c.out + ", 7, 6]\n  input %p : f32[" +
+                               c.operand + "]\n  %m : f32[" + c.out +
+                               ", 5, 6] = MatMul(%a, %b)\n  %y : f32[" + c.out +
+                               ", 5, 6] = Add(%m, %p)\n  output %y\n}";
+      auto g = parseGraph(text, "<batched>");
+      QVERIFY2(g.ok(), g.ok() ? "" : g.error().message().c_str());
+      QVERIFY(inferShapes(**g).ok());
+      for (int threads : {1, 2}) {
+        std::string r = compareWithInterpreter(**g, "O3", 3, threads);
+        QVERIFY2(r.empty(), (std::string(c.operand) + ": " + r).c_str());
+      }
+      auto optimized = afterPipeline(**g, "O3");
+      QVERIFY(optimized.ok());
+      auto kernels = lowerGraph(**optimized, LowerOptions());
+      QVERIFY(kernels.ok());
+      int64_t div = 0, mod = 0;
+      for (const Kernel& k : *kernels)
+        if (k.gemm)
+          for (const EpilogueOp& op : k.gemm->epilogue)
+            if (op.kind == EpilogueOp::Kind::AddTensor)
+              std::tie(div, mod) = std::make_pair(op.batchDiv, op.batchMod);
+      QVERIFY2(div == (c.mod ? c.div : 0) && mod == c.mod,
+               (std::string(c.operand) + ": epilogue b / " + std::to_string(div) + " % " +
+                std::to_string(mod))
+                   .c_str());
     }
   }
 

@@ -17,6 +17,7 @@
 #include <limits>
 #include <memory>
 #include <thread>
+#include <utility>
 
 using namespace fb;
 using namespace fb::cg;
@@ -352,6 +353,47 @@ private Q_SLOTS:
       c.epilogue = {op(EpilogueOp::Kind::Relu), mulRow, addRow};
       check(makeConv(c), 2, "conv + relu * per-channel + per-channel");
     }
+  }
+
+  /// A batched MatMul's epilogue operand that repeats over some batch dims (a Swin block's
+  /// [1, heads, 49, 49] position bias over [windows, heads]): the row and column tiles, one
+  /// and several K blocks, the operand's step from the inner, the outer or no batch dim.
+  void batchRepeatingEpilogue() {
+    // {div, mod} over a [4, 3] batch: [1, 3, M, N], [4, 1, M, N], [M, N].
+    for (auto [div, mod] : {std::pair<int64_t, int64_t>{1, 3}, {3, 4}, {12, 1}})
+      for (auto vectors : {GemmSpec::TileVectors::AlongN, GemmSpec::TileVectors::AlongM})
+        for (int64_t kc : {0, 16}) {
+          EpilogueOp add = op(EpilogueOp::Kind::AddTensor);
+          add.batchDiv = div;
+          add.batchMod = mod;
+          EpilogueOp mul = op(EpilogueOp::Kind::MulTensor);
+          mul.batchDiv = 1;
+          mul.batchMod = 12; // C's own layout, written the long way
+          MatMulCase c;
+          c.batch = 12;
+          c.M = 13;
+          c.N = 27;
+          c.K = 40;
+          c.kc = kc;
+          c.vectors = vectors;
+          c.epilogue = {add, op(EpilogueOp::Kind::Relu), mul};
+          std::string what = "repeating operand b / " + std::to_string(div) + " % " +
+                             std::to_string(mod) + (kc ? ", K blocks" : "") +
+                             (vectors == GemmSpec::TileVectors::AlongM ? ", column tile" : "");
+          for (int threads : {1, 2})
+            check(makeMatMul(c), threads, what.c_str());
+        }
+    // Not for a single matrix: nothing to repeat over, and the plan says so.
+    MatMulCase single;
+    single.M = single.N = single.K = 8;
+    EpilogueOp add = op(EpilogueOp::Kind::AddTensor);
+    add.batchMod = 1;
+    single.epilogue = {add};
+    Problem pr = makeMatMul(single);
+    auto fn = m_jit->compile(pr.kernel);
+    QVERIFY(!fn.ok());
+    QVERIFY2(fn.error().message().find("repeating over the batch") != std::string::npos,
+             fn.error().message().c_str());
   }
 
   /// The unoptimized IR computes the same (the -O0 pipeline of the executor).
