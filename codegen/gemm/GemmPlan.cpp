@@ -7,6 +7,8 @@
 #include <numeric>
 #include <span>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/TargetParser/Host.h>
@@ -123,8 +125,13 @@ void chooseRegisterTile(int64_t m, int registers, int64_t& mr, int64_t& nr) {
   // work per FMA of the 8×24 tile in ymm, which on Zen 4 costs the same. Skinny M (GEMV-like,
   // bound by streaming B) keeps the flatter tiles below, whatever the vector width.
   if (registers >= 32 && m >= 8) {
+    // 8 rows, or 7 where that leaves no ragged edge tile (49 tokens of a Swin window: 7 full
+    // tiles instead of 6 and a 1-row one); a tile costs its rows' FMAs plus about 1.5 rows'
+    // worth of B loads and stores.
     mr = 8;
     nr = 48;
+    if (ceilDiv(m, 7) * (2 * 7 + 3) < ceilDiv(m, 8) * (2 * 8 + 3))
+      mr = 7;
     return;
   }
   switch (m) {
@@ -277,16 +284,30 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
   p.sharedB = aConst && !bConst && s.sharedBArg >= 0 && want > 1 && p.M >= p.N &&
               sharedBBytes <= kMaxSharedBBytes;
   p.sharedBArg = p.sharedB ? s.sharedBArg : -1;
-  bool splitMFirst =
-      bConst || p.sharedB || (!aConst && ceilDiv(p.N, ncMax) < want && mPanels >= want);
-  int64_t& first = splitMFirst ? p.mParts : p.nParts;
-  int64_t& second = splitMFirst ? p.nParts : p.mParts;
-  first = std::min(want, splitMFirst ? mPanels : nPanels);
-  second = std::min(ceilDiv(want, first), splitMFirst ? nPanels : mPanels);
-  if (first > 1 && second == 1) {
-    int64_t panels = splitMFirst ? mPanels : nPanels;
-    first = ceilDiv(panels, balancedPanelsPerPart(panels, outer, threads, want));
+  // The parts (M, N) of splitting one dimension first.
+  auto split = [&](bool mFirst) {
+    int64_t panels = mFirst ? mPanels : nPanels;
+    int64_t first = std::min(want, panels);
+    int64_t second = std::min(ceilDiv(want, first), mFirst ? nPanels : mPanels);
+    if (first > 1 && second == 1)
+      first = ceilDiv(panels, balancedPanelsPerPart(panels, outer, threads, want));
+    return mFirst ? std::make_pair(first, second) : std::make_pair(second, first);
+  };
+  bool splitMFirst = p.sharedB || (bConst && aConst) ||
+                     (!bConst && !aConst && ceilDiv(p.N, ncMax) < want && mPanels >= want);
+  if (bConst && !aConst) {
+    // A constant B is read from its packed panels once per M part; a run-time A is packed
+    // once per N part, which costs several times a streamed read (weight 4). With few rows
+    // and wide weights (a Swin MLP over 49 tokens: M 49, N 3072, K 768, 7 M parts) splitting
+    // M would stream the 9 MB of weights once per part, so N is split instead.
+    auto [mParts, nParts] = split(true);
+    double bFloats = double(p.N) * double(p.K), aFloats = double(p.M) * double(p.K);
+    double mFirstCost = double(mParts) * bFloats + double(nParts) * 4 * aFloats;
+    auto [mParts2, nParts2] = split(false);
+    double nFirstCost = double(mParts2) * bFloats + double(nParts2) * 4 * aFloats;
+    splitMFirst = mFirstCost <= nFirstCost;
   }
+  std::tie(p.mParts, p.nParts) = split(splitMFirst);
   p.mPart = roundUp(ceilDiv(p.M, p.mParts), p.mr);
   p.mParts = ceilDiv(p.M, p.mPart);
   p.nPart = roundUp(ceilDiv(p.N, p.nParts), p.nr);

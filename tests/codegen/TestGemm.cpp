@@ -396,6 +396,42 @@ private Q_SLOTS:
              fn.error().message().c_str());
   }
 
+  /// Constant weights times a run-time A: the split reads the larger operand once. A Swin MLP
+  /// over one 7×7 window (M 49, N 3072, K 768) splits N and takes 7-row tiles (no ragged
+  /// 1-row edge); the same layer over 56×56 tokens (M 3136) splits M; ViT's 197 tokens (two
+  /// M parts read the weights twice, cheaper than packing A eight times) split M.
+  void weightsAreStreamedOnce() {
+    auto plan = [](int64_t M, int64_t N, int64_t K) {
+      MatMulCase c;
+      c.M = M;
+      c.N = N;
+      c.K = K;
+      c.constB = true;
+      c.registers = 32;
+      Problem pr = makeMatMul(c);
+      pr.kernel.gemm->packedBArg = 1; // a placeholder for the packed panels
+      return planGemm(pr.kernel, 2);
+    };
+    auto window = plan(49, 3072, 768);
+    QVERIFY2(window.ok(), window.ok() ? "" : window.error().message().c_str());
+    QCOMPARE(window->mParts, int64_t(1));
+    QVERIFY(window->nParts >= 2);
+    QCOMPARE(window->mr, int64_t(7));
+    auto image = plan(3136, 384, 96);
+    QVERIFY(image.ok() && image->nParts == 1 && image->mParts >= 2 && image->mr == 8);
+    auto vit = plan(197, 3072, 768);
+    QVERIFY(vit.ok() && vit->nParts == 1 && vit->mParts == 2);
+    // And they compute the right thing, with 7-row tiles.
+    MatMulCase c;
+    c.M = 49;
+    c.N = 200;
+    c.K = 300;
+    c.constB = true;
+    c.bias = GemmSpec::Bias::PerColumn;
+    c.epilogue = {op(EpilogueOp::Kind::Gelu)};
+    check(makeMatMul(c), 2, "49 rows, constant B");
+  }
+
   /// The unoptimized IR computes the same (the -O0 pipeline of the executor).
   void unoptimized() {
     MatMulCase c;
