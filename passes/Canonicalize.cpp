@@ -99,8 +99,12 @@ bool removeNop(Graph& g, Node* n, PassContext& ctx) {
   case OpKind::Identity: return forwardInput(g, n, 0, ctx, "Identity removed");
   case OpKind::Dropout: {
     if (n->input(2)) {
+      // Training mode with ratio 0 drops nothing either (Swin exports write it so).
       const Tensor* training = constantOf(n->input(2));
-      if (!training || training->numElements() != 1 || training->getAsDouble(0) != 0)
+      const Tensor* ratio = n->input(1) ? constantOf(n->input(1)) : nullptr;
+      bool inference = training && training->numElements() == 1 && training->getAsDouble(0) == 0;
+      bool keepsAll = ratio && ratio->numElements() == 1 && ratio->getAsDouble(0) == 0;
+      if (!inference && !keepsAll)
         return false;
     }
     return forwardInput(g, n, 0, ctx, "Dropout removed");
