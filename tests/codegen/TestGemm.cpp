@@ -399,7 +399,8 @@ private Q_SLOTS:
   /// Constant weights times a run-time A: the split reads the larger operand once. A Swin MLP
   /// over one 7×7 window (M 49, N 3072, K 768) splits N and takes 7-row tiles (no ragged
   /// 1-row edge); the same layer over 56×56 tokens (M 3136) splits M; ViT's 197 tokens (two
-  /// M parts read the weights twice, cheaper than packing A eight times) split M.
+  /// M parts read the weights twice, cheaper than packing A eight times) split M; a few tokens
+  /// stream the weights through one row tile over the whole K.
   void weightsAreStreamedOnce() {
     auto plan = [](int64_t M, int64_t N, int64_t K) {
       MatMulCase c;
@@ -421,6 +422,20 @@ private Q_SLOTS:
     QVERIFY(image.ok() && image->nParts == 1 && image->mParts >= 2 && image->mr == 8);
     auto vit = plan(197, 3072, 768);
     QVERIFY(vit.ok() && vit->nParts == 1 && vit->mParts == 2);
+    // ConvNeXt's last stage, 4 tokens: one 4×48 row tile streams each panel once, whole K.
+    auto tokens = plan(4, 3072, 768);
+    QVERIFY(tokens.ok() && tokens->mr == 4 && tokens->nr == 48 && tokens->kc == 768);
+    QVERIFY(tokens->mParts == 1 && tokens->nParts >= 2);
+    // Each skinny row count, a K past the streaming block, and the edge columns.
+    for (int64_t m = 2; m < 8; ++m) {
+      MatMulCase c;
+      c.M = m;
+      c.N = 100;
+      c.K = 4100 + m;
+      c.constB = true;
+      c.bias = GemmSpec::Bias::PerColumn;
+      check(makeMatMul(c), 2, ("skinny M " + std::to_string(m) + ", long K").c_str());
+    }
     // And they compute the right thing, with 7-row tiles.
     MatMulCase c;
     c.M = 49;
