@@ -62,18 +62,40 @@ bool loadsBufferNamed(const ExprPtr& e, const std::string& name) {
   return found;
 }
 
-/// `acc[0] = acc[0] OP term` (or `term OP acc[0]`) on a one-element local.
+/// `acc[0] = acc[0] OP term` (or `term OP acc[0]`) on a one-element local, or ReduceMax's
+/// NaN-propagating `term != term ? term : max(acc[0], term)`.
 struct Update {
   BufferPtr acc;
   BinaryOp op = BinaryOp::Add;
   ExprPtr term;
+  bool nanPropagates = false;
+
+  /// a OP b, propagating a NaN of either side when the update does.
+  ExprPtr combine(ExprPtr a, const ExprPtr& b) const {
+    ExprPtr step = binary(op, std::move(a), b);
+    return nanPropagates ? select(binary(BinaryOp::Ne, b, b), b, std::move(step)) : step;
+  }
 };
 
 std::optional<Update> reductionUpdate(const Stmt& st, const std::set<std::string>& scalars) {
   if (st.kind != Stmt::Kind::Store || st.buffer->kind != Buffer::Kind::Local ||
       !scalars.count(st.buffer->name))
     return std::nullopt;
-  const Expr& v = *st.value;
+  const Expr* value = st.value.get();
+  const Expr* nanTerm = nullptr;
+  if (value->kind == Expr::Kind::Select && value->operands.size() == 3) {
+    const ExprPtr& cond = value->operands[0];
+    if (cond->kind != Expr::Kind::Binary || cond->binaryOp != BinaryOp::Ne ||
+        !equal(cond->operands[0], value->operands[1]) ||
+        !equal(cond->operands[1], value->operands[1]))
+      return std::nullopt;
+    nanTerm = value->operands[1].get();
+    value = value->operands[2].get();
+    if (value->kind != Expr::Kind::Binary ||
+        (value->binaryOp != BinaryOp::Max && value->binaryOp != BinaryOp::Min))
+      return std::nullopt;
+  }
+  const Expr& v = *value;
   if (v.kind != Expr::Kind::Binary || (v.binaryOp != BinaryOp::Add && v.binaryOp != BinaryOp::Mul &&
                                        v.binaryOp != BinaryOp::Max && v.binaryOp != BinaryOp::Min))
     return std::nullopt;
@@ -84,8 +106,9 @@ std::optional<Update> reductionUpdate(const Stmt& st, const std::set<std::string
     const ExprPtr& acc = v.operands[size_t(a)];
     const ExprPtr& term = v.operands[size_t(1 - a)];
     if (acc->kind == Expr::Kind::Load && acc->buffer->name == st.buffer->name &&
-        !loadsBufferNamed(term, st.buffer->name))
-      return Update{st.buffer, v.binaryOp, term};
+        !loadsBufferNamed(term, st.buffer->name) &&
+        (!nanTerm || equal(term, st.value->operands[1])))
+      return Update{st.buffer, v.binaryOp, term, nanTerm != nullptr};
   }
   return std::nullopt;
 }
@@ -364,22 +387,22 @@ std::optional<BlockProgram> blockReduceRows(const std::vector<const Stmt*>& chai
     BufferPtr part = makeLocalBuffer("part" + std::to_string(i), dt, {1});
     BufferPtr red = makeSharedBuffer("red" + std::to_string(i), dt, {threads});
     sharedArrays.push_back(red);
-    StmtPtr update = store(part, {intImm(0)},
-                           binary(u.op, load(part, {intImm(0)}), toSharedExpr(u.term, shared)),
-                           step.nest.body->comment);
+    StmtPtr update =
+        store(part, {intImm(0)}, u.combine(load(part, {intImm(0)}), toSharedExpr(u.term, shared)),
+              step.nest.body->comment);
     program.add(alloc(part, block({store(part, {intImm(0)}, identityOf(u.op, dt)), spread(update),
                                    store(red, {t}, load(part, {intImm(0)}))})),
                 n);
     for (int64_t half = threads / 2; half >= 2; half /= 2)
       program.add(
           ifThen(binary(BinaryOp::Lt, t, intImm(half)),
-                 store(red, {t}, binary(u.op, load(red, {t}), load(red, {add(t, intImm(half))})))),
+                 store(red, {t}, u.combine(load(red, {t}), load(red, {add(t, intImm(half))})))),
           BlockProgramBuilder::kAllThreads);
     const BufferPtr& acc = shared.at(u.acc->name);
     program.add(ifThen(isThread0,
                        store(acc, {intImm(0)},
-                             binary(u.op, load(acc, {intImm(0)}),
-                                    binary(u.op, load(red, {intImm(0)}), load(red, {intImm(1)}))))),
+                             u.combine(load(acc, {intImm(0)}),
+                                       u.combine(load(red, {intImm(0)}), load(red, {intImm(1)}))))),
                 BlockProgramBuilder::kThread0);
   }
   StmtPtr blockBody = forLoop("gpu_t", intImm(0), intImm(threads), ForKind::GpuLanes,

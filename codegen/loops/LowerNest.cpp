@@ -305,8 +305,12 @@ StmtPtr reduceNest(KernelBuilder& b, const Node& n, const Value* X, const std::v
   else if (kind == OpKind::ReduceLogSumExp)
     x = unary(UnaryOp::Exp, sub(x, load(shift, z)));
   ExprPtr cur = load(out, oi);
-  ExprPtr upd = kind == OpKind::ReduceMax    ? max(cur, x)
-                : kind == OpKind::ReduceMin  ? min(cur, x)
+  // A NaN element propagates, as in the interpreter (np.max): `x != x ? x : max(acc, x)`.
+  auto extremum = [&](ExprPtr step) {
+    return fb::isFloat(dt) ? select(binary(BinaryOp::Ne, x, x), x, std::move(step)) : step;
+  };
+  ExprPtr upd = kind == OpKind::ReduceMax    ? extremum(max(cur, x))
+                : kind == OpKind::ReduceMin  ? extremum(min(cur, x))
                 : kind == OpKind::ReduceProd ? mul(cur, x)
                                              : add(cur, x);
   StmtPtr body = block({store(out, oi, plan.init, tag(n)), wrapLoops(rNames, rSizes, store(out, oi, upd)),

@@ -80,8 +80,13 @@ Expected<StmtPtr> splitOne(const StmtPtr& loop, int64_t factor, ForKind innerKin
   }
   if (tail > 0) {
     ExprPtr idx = simplify(add(add(var(vt), intImm(nO * factor)), loop->min));
-    parts.push_back(forLoop(vt, intImm(0), intImm(tail), ForKind::Serial,
-                            simplify(substitute(loop->body, v, idx)), nO > 0 ? "tail" : loop->comment));
+    // A vector split's remainder runs as one shorter vector (5 of 197 softmax columns: one
+    // exp on 5 lanes instead of 5 scalar ones).
+    ForKind tailKind =
+        innerKind == ForKind::Vectorized && tail >= 2 ? ForKind::Vectorized : ForKind::Serial;
+    parts.push_back(forLoop(vt, intImm(0), intImm(tail), tailKind,
+                            simplify(substitute(loop->body, v, idx)),
+                            nO > 0 ? "tail" : loop->comment));
   }
   return block(std::move(parts));
 }
@@ -518,6 +523,47 @@ StmtPtr perNest(const StmtPtr& body, const std::function<StmtPtr(const StmtPtr&)
   return fn(body);
 }
 
+/// Calls fn on every expression of s (statements' operands and, recursively, sub-expressions).
+void forEachExpr(const ExprPtr& e, const std::function<void(const Expr&)>& fn) {
+  if (!e)
+    return;
+  fn(*e);
+  for (const ExprPtr& o : e->operands)
+    forEachExpr(o, fn);
+}
+
+/// True when every load and store in `body` that depends on `var` depends on it only through
+/// its last index (contiguous across lanes), and nothing binds a Let variable from it.
+bool contiguousIn(const StmtPtr& body, const std::string& var) {
+  bool ok = true;
+  auto checkIndices = [&](const std::vector<ExprPtr>& idx) {
+    for (size_t i = 0; i + 1 < idx.size(); ++i)
+      ok &= !usesVar(idx[i], var);
+  };
+  forEachStmt(body, [&](const Stmt& x) {
+    if (x.kind == Stmt::Kind::Let && usesVar(x.value, var))
+      ok = false;
+    if (x.kind == Stmt::Kind::Store && x.buffer->kind == Buffer::Kind::Arg) {
+      checkIndices(x.indices);
+      ok &= !x.indices.empty() && usesVar(x.indices.back(), var);
+    }
+    for (const ExprPtr& e : {x.value, x.cond, x.min, x.extent})
+      forEachExpr(e, [&](const Expr& l) {
+        if (l.kind == Expr::Kind::Load && l.buffer && l.buffer->kind == Buffer::Kind::Arg)
+          checkIndices(l.operands);
+      });
+    for (const ExprPtr& i : x.indices)
+      forEachExpr(i, [&](const Expr& l) {
+        if (l.kind == Expr::Kind::Load && l.buffer && l.buffer->kind == Buffer::Kind::Arg)
+          checkIndices(l.operands);
+      });
+    // Inner loops must not depend on the lane.
+    if (x.kind == Stmt::Kind::For && (usesVar(x.min, var) || usesVar(x.extent, var)))
+      ok = false;
+  });
+  return ok;
+}
+
 } // namespace schedule_detail
 
 using namespace schedule_detail;
@@ -689,48 +735,6 @@ std::string outermostLoop(const StmtPtr& s) {
 }
 
 namespace {
-
-/// Calls fn on every expression of s (statements' operands and, recursively, sub-expressions).
-void forEachExpr(const ExprPtr& e, const std::function<void(const Expr&)>& fn) {
-  if (!e)
-    return;
-  fn(*e);
-  for (const ExprPtr& o : e->operands)
-    forEachExpr(o, fn);
-}
-
-/// True when every load and store in `body` that depends on `var` depends on it only through
-/// its last index (contiguous across lanes), and nothing binds a Let variable from it.
-bool contiguousIn(const StmtPtr& body, const std::string& var) {
-  bool ok = true;
-  auto checkIndices = [&](const std::vector<ExprPtr>& idx) {
-    for (size_t i = 0; i + 1 < idx.size(); ++i)
-      ok &= !usesVar(idx[i], var);
-  };
-  forEachStmt(body, [&](const Stmt& x) {
-    if (x.kind == Stmt::Kind::Let && usesVar(x.value, var))
-      ok = false;
-    if (x.kind == Stmt::Kind::Store && x.buffer->kind == Buffer::Kind::Arg) {
-      checkIndices(x.indices);
-      ok &= !x.indices.empty() && usesVar(x.indices.back(), var);
-    }
-    for (const ExprPtr& e : {x.value, x.cond, x.min, x.extent})
-      forEachExpr(e, [&](const Expr& l) {
-        if (l.kind == Expr::Kind::Load && l.buffer && l.buffer->kind == Buffer::Kind::Arg)
-          checkIndices(l.operands);
-      });
-    for (const ExprPtr& i : x.indices)
-      forEachExpr(i, [&](const Expr& l) {
-        if (l.kind == Expr::Kind::Load && l.buffer && l.buffer->kind == Buffer::Kind::Arg)
-          checkIndices(l.operands);
-      });
-    // Inner loops must not depend on the lane.
-    if (x.kind == Stmt::Kind::For && (usesVar(x.min, var) || usesVar(x.extent, var)))
-      ok = false;
-  });
-  return ok;
-}
-
 bool containsVectorized(const StmtPtr& s) {
   bool found = false;
   forEachStmt(s, [&](const Stmt& x) {
@@ -767,6 +771,7 @@ StmtPtr applyDefaultSchedule(const StmtPtr& body, const LowerOptions& options) {
     StmtPtr s = cacheReductions(nest);
     s = vectorizeInnermost(s, options.vectorWidth);
     s = vectorizeAroundReduction(s, options.vectorWidth);
+    s = vectorizeMinMaxReductions(s, options.vectorWidth);
     return parallelizeOutermost(s, options.parallelThreshold);
   });
 }

@@ -28,6 +28,14 @@ bool iterationsIndependent(const Stmt& loop);
 bool fusable(const Stmt& outer);
 /// Merges `outer` with the loop that is its whole body into one loop outer_inner.
 Expected<StmtPtr> fuseOne(const StmtPtr& outer);
+/// Calls fn on every node of the expression tree e.
+void forEachExpr(const ExprPtr& e, const std::function<void(const Expr&)>& fn);
+/// True when every load and store in `body` that depends on `var` depends on it only through
+/// its last index (contiguous across lanes), and nothing binds a Let variable from it.
+bool contiguousIn(const StmtPtr& body, const std::string& var);
+/// Float max/min reductions over at least 2·width iterations keep `width` partial results in
+/// a vector local (ScheduleMinMax.cpp): the same value as the serial loop, NaN included.
+StmtPtr vectorizeMinMaxReductions(const StmtPtr& s, int width);
 /// Visits every loop of s (outermost first); stops descending where fn returns true.
 void visitLoops(const StmtPtr& s, const std::function<bool(const Stmt&)>& fn);
 

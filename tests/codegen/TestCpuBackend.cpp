@@ -10,15 +10,16 @@
 #include "codegen/llvm/LoopToLlvm.h"
 #include "codegen/llvm/ObjectEmitter.h"
 #include "codegen/loops/LoopIR.h"
+#include "codegen/loops/LoopPrinter.h"
 #include "codegen/loops/Lower.h"
 #include "codegen/runtime/ThreadPool.h"
 #include "core/Interpreter.h"
 #include "core/ModelIO.h"
 #include "core/RandomInputs.h"
 #include "core/ShapeInference.h"
+#include "core/TensorCompare.h"
 #include "core/text/IrParser.h"
 #include "core/text/IrPrinter.h"
-#include "core/TensorCompare.h"
 #include "passes/PassManager.h"
 #include "passes/PassRegistry.h"
 
@@ -31,6 +32,7 @@
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -481,6 +483,71 @@ private Q_SLOTS:
                 std::to_string(mod))
                    .c_str());
     }
+  }
+
+  /// ReduceMax/ReduceMin over a row keep 8 partial results in vector lanes and still give the
+  /// interpreter's answer for every row: a NaN in the lanes or in the tail propagates, -inf
+  /// and +inf rows, signed zeros; the Softmax of a row with a NaN is NaN, as interpreted.
+  void extremaKeepTheInterpretersNaNs() {
+    auto g = parseGraph(R"(graph @g opset 17 {
+  input %x : f32[6, 37]
+  %mx : f32[6] = ReduceMax(%x) {axes = [-1], keepdims = 0}
+  %mn : f32[6] = ReduceMin(%x) {axes = [-1], keepdims = 0}
+  %gm : f32[6, 1] = ReduceMax(%x) {axes = [1], keepdims = 1}
+  %sm : f32[6, 37] = Softmax(%x) {axis = -1}
+  output %mx
+  output %mn
+  output %gm
+  output %sm
+})",
+                        "<extrema>");
+    QVERIFY2(g.ok(), g.ok() ? "" : g.error().message().c_str());
+    QVERIFY(inferShapes(**g).ok());
+    std::vector<float> x(6 * 37);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = float(std::sin(double(i) * 0.7) * 3.0);
+    const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
+    x[0 * 37 + 3] = nan;  // in the vector lanes
+    x[1 * 37 + 35] = nan; // in the tail
+    for (int c = 0; c < 37; ++c) {
+      x[size_t(2 * 37 + c)] = c % 2 ? 0.0f : -0.0f; // zeros of both signs
+      x[size_t(3 * 37 + c)] = -inf;
+    }
+    x[4 * 37 + 20] = inf;
+    x[5 * 37 + 0] = nan; // the first element
+    x[5 * 37 + 36] = inf;
+    std::vector<Tensor> inputs{Tensor::fromVector<float>({6, 37}, x)};
+    auto ref = interpret(**g, inputs);
+    QVERIFY(ref.ok());
+    QVERIFY(std::isnan(ref->outputs[0].data<float>()[0]) &&
+            std::isnan(ref->outputs[1].data<float>()[1]));
+    for (const char* level : {"O0", "O3"}) {
+      auto optimized = afterPipeline(**g, level);
+      QVERIFY(optimized.ok());
+      for (int llvmLevel : {0, 3}) {
+        CompileOptions co;
+        co.llvmOptLevel = llvmLevel;
+        auto model = CompiledModel::compile(**optimized, co);
+        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message().c_str());
+        auto got = (*model)->run(inputs);
+        QVERIFY(got.ok());
+        for (size_t o = 0; o < got->size(); ++o) {
+          TensorComparison c =
+              compareTensors(ref->outputs[o], (*got)[o], defaultTolerance(DType::F32));
+          QVERIFY2(c.ok,
+                   (std::string(level) + " output " + std::to_string(o) + ": " + c.reason).c_str());
+        }
+      }
+    }
+    // The row reductions are the lane form.
+    auto optimized = afterPipeline(**g, "O3");
+    QVERIFY(optimized.ok());
+    auto kernels = lowerGraph(**optimized, LowerOptions());
+    QVERIFY(kernels.ok());
+    int laneForms = 0;
+    for (const Kernel& k : *kernels)
+      laneForms += printKernel(k).find("_lanes") != std::string::npos;
+    QCOMPARE(laneForms, int(kernels->size()));
   }
 
   void concatsInPlaceMatchInterpreter() {

@@ -96,7 +96,7 @@ private Q_SLOTS:
                      "  for j_o in range(2):\n"
                      "    for j_i in vectorized(8):\n"
                      "      Y[i, j_o * 8 + j_i] = X[i, j_o * 8 + j_i] * 2.0 + Z[j_o * 8 + j_i]\n"
-                     "  for j_t in range(4):  # tail\n"
+                     "  for j_t in vectorized(4):  # tail\n"
                      "    Y[i, j_t + 16] = X[i, j_t + 16] * 2.0 + Z[j_t + 16]\n"));
   }
 
