@@ -73,7 +73,7 @@ struct Update {
   /// a OP b, propagating a NaN of either side when the update does.
   ExprPtr combine(ExprPtr a, const ExprPtr& b) const {
     ExprPtr step = binary(op, std::move(a), b);
-    return nanPropagates ? select(binary(BinaryOp::Ne, b, b), b, std::move(step)) : step;
+    return nanPropagates ? nanPropagating(b, std::move(step)) : step;
   }
 };
 
@@ -81,20 +81,13 @@ std::optional<Update> reductionUpdate(const Stmt& st, const std::set<std::string
   if (st.kind != Stmt::Kind::Store || st.buffer->kind != Buffer::Kind::Local ||
       !scalars.count(st.buffer->name))
     return std::nullopt;
-  const Expr* value = st.value.get();
-  const Expr* nanTerm = nullptr;
-  if (value->kind == Expr::Kind::Select && value->operands.size() == 3) {
-    const ExprPtr& cond = value->operands[0];
-    if (cond->kind != Expr::Kind::Binary || cond->binaryOp != BinaryOp::Ne ||
-        !equal(cond->operands[0], value->operands[1]) ||
-        !equal(cond->operands[1], value->operands[1]))
-      return std::nullopt;
-    nanTerm = value->operands[1].get();
-    value = value->operands[2].get();
-    if (value->kind != Expr::Kind::Binary ||
-        (value->binaryOp != BinaryOp::Max && value->binaryOp != BinaryOp::Min))
-      return std::nullopt;
-  }
+  ExprPtr nanTerm;
+  const Expr* value = nanPropagatingStep(*st.value, &nanTerm);
+  if (value && (value->kind != Expr::Kind::Binary ||
+                (value->binaryOp != BinaryOp::Max && value->binaryOp != BinaryOp::Min)))
+    return std::nullopt;
+  if (!value)
+    value = st.value.get();
   const Expr& v = *value;
   if (v.kind != Expr::Kind::Binary || (v.binaryOp != BinaryOp::Add && v.binaryOp != BinaryOp::Mul &&
                                        v.binaryOp != BinaryOp::Max && v.binaryOp != BinaryOp::Min))
@@ -106,8 +99,7 @@ std::optional<Update> reductionUpdate(const Stmt& st, const std::set<std::string
     const ExprPtr& acc = v.operands[size_t(a)];
     const ExprPtr& term = v.operands[size_t(1 - a)];
     if (acc->kind == Expr::Kind::Load && acc->buffer->name == st.buffer->name &&
-        !loadsBufferNamed(term, st.buffer->name) &&
-        (!nanTerm || equal(term, st.value->operands[1])))
+        !loadsBufferNamed(term, st.buffer->name) && (!nanTerm || equal(term, nanTerm)))
       return Update{st.buffer, v.binaryOp, term, nanTerm != nullptr};
   }
   return std::nullopt;

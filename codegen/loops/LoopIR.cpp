@@ -589,6 +589,21 @@ bool equal(const ExprPtr& a, const ExprPtr& b) {
   return true;
 }
 
+ExprPtr nanPropagating(const ExprPtr& x, ExprPtr step) {
+  return select(binary(BinaryOp::Ne, x, x), x, std::move(step));
+}
+
+const Expr* nanPropagatingStep(const Expr& value, ExprPtr* x) {
+  if (value.kind != Expr::Kind::Select || value.operands.size() != 3)
+    return nullptr;
+  const ExprPtr& cond = value.operands[0];
+  if (cond->kind != Expr::Kind::Binary || cond->binaryOp != BinaryOp::Ne ||
+      !equal(cond->operands[0], value.operands[1]) || !equal(cond->operands[1], value.operands[1]))
+    return nullptr;
+  *x = value.operands[1];
+  return value.operands[2].get();
+}
+
 bool equal(const StmtPtr& a, const StmtPtr& b) {
   if (a == b)
     return true;

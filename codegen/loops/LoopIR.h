@@ -261,5 +261,10 @@ void forEachStmt(const StmtPtr& s, const std::function<void(const Stmt&)>& fn);
 /// Structural equality of two trees (buffers compared by name and layout).
 bool equal(const ExprPtr& a, const ExprPtr& b);
 bool equal(const StmtPtr& a, const StmtPtr& b);
+/// `x != x ? x : step`: a max/min reduction step that lets a NaN element x propagate, as the
+/// interpreter's ReduceMax/ReduceMin (np.max) do.
+ExprPtr nanPropagating(const ExprPtr& x, ExprPtr step);
+/// When `value` is nanPropagating(x, step): step, with x in *x; else null.
+const Expr* nanPropagatingStep(const Expr& value, ExprPtr* x);
 
 } // namespace fb::cg

@@ -307,7 +307,7 @@ StmtPtr reduceNest(KernelBuilder& b, const Node& n, const Value* X, const std::v
   ExprPtr cur = load(out, oi);
   // A NaN element propagates, as in the interpreter (np.max): `x != x ? x : max(acc, x)`.
   auto extremum = [&](ExprPtr step) {
-    return fb::isFloat(dt) ? select(binary(BinaryOp::Ne, x, x), x, std::move(step)) : step;
+    return fb::isFloat(dt) ? nanPropagating(x, std::move(step)) : step;
   };
   ExprPtr upd = kind == OpKind::ReduceMax    ? extremum(max(cur, x))
                 : kind == OpKind::ReduceMin  ? extremum(min(cur, x))

@@ -23,17 +23,11 @@ ExprPtr minMaxUpdate(const Stmt& loop, bool* accFirst, bool* nanPropagates) {
   for (const ExprPtr& i : st->indices)
     if (!i->isIntConst())
       return nullptr;
-  const Expr* value = st->value.get();
-  *nanPropagates = false;
-  if (value->kind == Expr::Kind::Select && value->operands.size() == 3) {
-    const ExprPtr& cond = value->operands[0];
-    const ExprPtr& f = value->operands[1];
-    if (cond->kind != Expr::Kind::Binary || cond->binaryOp != BinaryOp::Ne ||
-        !equal(cond->operands[0], f) || !equal(cond->operands[1], f))
-      return nullptr;
-    value = value->operands[2].get();
-    *nanPropagates = true;
-  }
+  ExprPtr nanTerm;
+  const Expr* value = nanPropagatingStep(*st->value, &nanTerm);
+  *nanPropagates = value != nullptr;
+  if (!value)
+    value = st->value.get();
   const Expr& v = *value;
   if (v.kind != Expr::Kind::Binary ||
       (v.binaryOp != BinaryOp::Max && v.binaryOp != BinaryOp::Min) || !v.type.isFloat() ||
@@ -58,7 +52,7 @@ ExprPtr minMaxUpdate(const Stmt& loop, bool* accFirst, bool* nanPropagates) {
   for (int a = 0; a < 2; ++a)
     if (isAcc(v.operands[size_t(a)]) && !readsAcc(v.operands[size_t(1 - a)])) {
       const ExprPtr& f = v.operands[size_t(1 - a)];
-      if (*nanPropagates && !equal(f, st->value->operands[1]))
+      if (*nanPropagates && !equal(f, nanTerm))
         return nullptr;
       *accFirst = a == 0;
       return f;
@@ -78,14 +72,16 @@ ExprPtr minMaxUpdate(const Stmt& loop, bool* accFirst, bool* nanPropagates) {
 StmtPtr rewrite(const StmtPtr& loop, int64_t extent, int width, const ExprPtr& f, bool accFirst,
                 bool nanPropagates, int* counter) {
   const Stmt& st = *loop->body;
-  BinaryOp op = (nanPropagates ? st.value->operands[2] : st.value)->binaryOp;
+  ExprPtr nanTerm;
+  const Expr* step = nanPropagates ? nanPropagatingStep(*st.value, &nanTerm) : st.value.get();
+  BinaryOp op = step->binaryOp;
   const std::string& j = loop->var;
   BufferPtr lanes = makeLocalBuffer(st.buffer->name + "_lanes" + std::to_string((*counter)++),
                                     st.buffer->dtype, {width});
   std::string l = j + "_l", jo = j + "_o", jt = j + "_t";
   auto combine = [&](ExprPtr acc, const ExprPtr& x) {
     ExprPtr step = accFirst ? binary(op, std::move(acc), x) : binary(op, x, std::move(acc));
-    return nanPropagates ? select(binary(BinaryOp::Ne, x, x), x, step) : step;
+    return nanPropagates ? nanPropagating(x, std::move(step)) : step;
   };
   ExprPtr accLoad = load(st.buffer, st.indices);
   std::vector<ExprPtr> lane{var(l)};
