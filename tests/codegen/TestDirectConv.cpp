@@ -182,6 +182,8 @@ std::vector<ConvCase> cases() {
   };
   add("densenet growth 128->32 16x16, relu",
       [](ConvCase& c) { c.cin = 128, c.cout = 32, c.h = c.w = 16, c.relu = true; });
+  add("squeezenet expand 48->192 7x7, relu: 6 blocks of 2 vectors",
+      [](ConvCase& c) { c.cin = 48, c.cout = 192, c.h = c.w = 7, c.relu = true; });
   add("5x5 on 12x12: rows stacked", [](ConvCase& c) {
     c.cin = 16, c.cout = 32, c.h = c.w = 12, c.kh = c.kw = 5;
     c.padTop = c.padLeft = c.padBottom = c.padRight = 2;
@@ -316,6 +318,21 @@ private Q_SLOTS:
     // A schedule's mr fixes the vectors.
     s.kernel.gemm->mr = 32;
     QCOMPARE(planDirectConv(*s.kernel.gemm, 2).ocVectors, 2);
+    // 192 channels on 7×7 would be 3 blocks of 4 vectors for 2 threads: 6 blocks of 2 instead.
+    // 128 channels divide as 2 blocks of 4 and keep them.
+    ConvCase expand = small;
+    expand.cin = 48;
+    expand.cout = 192;
+    expand.h = expand.w = 7;
+    Problem e = makeProblem(expand);
+    DirectConvLayout ed = planDirectConv(*e.kernel.gemm, 2);
+    QCOMPARE(ed.ocVectors, 2);
+    QCOMPARE(ed.channelBlocks, int64_t(6));
+    expand.cout = 128;
+    Problem e2 = makeProblem(expand);
+    DirectConvLayout ed2 = planDirectConv(*e2.kernel.gemm, 2);
+    QCOMPARE(ed2.ocVectors, 4);
+    QCOMPARE(ed2.channelBlocks, int64_t(2));
   }
 
   /// A padded input too large to copy per work item goes through the Scratch plane phase.
