@@ -13,6 +13,14 @@
 
 namespace fb::cg::test {
 
+/// A constant's text IR body of n varied values: scale * (e % period - period / 2).
+inline std::string denseText(int n, double scale, int period) {
+  std::string t = "dense<[";
+  for (int e = 0; e < n; ++e)
+    t += (e ? ", " : "") + std::to_string(scale * double(e % period - period / 2));
+  return t + "]>";
+}
+
 /// The graph after the named pipeline `level` ("O0" .. "O3"), or the pipeline's error.
 inline Expected<std::shared_ptr<const Graph>> afterPipeline(const Graph& g,
                                                             const std::string& level) {
