@@ -138,11 +138,11 @@ DirectConvLayout planDirectConv(const GemmSpec& spec, int threads) {
   // vectors that give each thread a block of its own (128→32 on 4×4, weights cold: 10 → 7.8 µs).
   const bool weightBound = g.outH * g.outW < 64 && asked == 0;
   if (weightBound) {
-    // When the widest tile's channel blocks do not divide among the threads, the tile of down
-    // to half its vectors whose blocks spread best (least vectors on the busiest thread; ties:
-    // more blocks, for the dynamic claiming):
-    // 192 channels on 2 threads as 3 blocks of 4 vectors leave one thread idle a third of the
-    // time, 6 blocks of 2 do not (SqueezeNet's 48→192 3×3 on 7×7: 30 → 21.5 µs each).
+    // When the widest tile's channel blocks do not divide among the threads, take the tile of
+    // down to half its vectors whose blocks spread best (fewest vectors on the busiest thread;
+    // ties: more blocks, for the dynamic claiming). 192 channels on 2 threads as 3 blocks of 4
+    // vectors leave one thread idle a third of the time, 6 blocks of 2 do not (SqueezeNet's
+    // 48→192 3×3 on 7×7: 30 → 21.5 µs each).
     const int widest = int(std::clamp<int64_t>(ceilDiv(m, kLanes) / threads, 1, 4));
     auto busiest = [&](int v) { return ceilDiv(ceilDiv(m, kLanes * v), threads) * v; };
     asked = widest;

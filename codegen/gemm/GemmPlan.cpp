@@ -306,6 +306,7 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
       first = ceilDiv(panels, balancedPanelsPerPart(panels, outer, threads, want));
     return mFirst ? std::make_pair(first, second) : std::make_pair(second, first);
   };
+  const std::pair<int64_t, int64_t> mFirst = split(true), nFirst = split(false);
   bool splitMFirst = p.sharedB || (bConst && aConst) ||
                      (!bConst && !aConst && ceilDiv(p.N, ncMax) < want && mPanels >= want);
   if (bConst && !aConst) {
@@ -313,14 +314,13 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
     // once per N part, which costs several times a streamed read (weight 4). With few rows
     // and wide weights (a Swin MLP over 49 tokens: M 49, N 3072, K 768, 7 M parts) splitting
     // M would stream the 9 MB of weights once per part, so N is split instead.
-    auto [mParts, nParts] = split(true);
-    double bFloats = double(p.N) * double(p.K), aFloats = double(p.M) * double(p.K);
-    double mFirstCost = double(mParts) * bFloats + double(nParts) * 4 * aFloats;
-    auto [mParts2, nParts2] = split(false);
-    double nFirstCost = double(mParts2) * bFloats + double(nParts2) * 4 * aFloats;
-    splitMFirst = mFirstCost <= nFirstCost;
+    auto floatsRead = [&](const std::pair<int64_t, int64_t>& parts) {
+      return double(parts.first) * double(p.N) * double(p.K) +
+             double(parts.second) * 4 * double(p.M) * double(p.K);
+    };
+    splitMFirst = floatsRead(mFirst) <= floatsRead(nFirst);
   }
-  std::tie(p.mParts, p.nParts) = split(splitMFirst);
+  std::tie(p.mParts, p.nParts) = splitMFirst ? mFirst : nFirst;
   p.mPart = roundUp(ceilDiv(p.M, p.mParts), p.mr);
   p.mParts = ceilDiv(p.M, p.mPart);
   p.nPart = roundUp(ceilDiv(p.N, p.nParts), p.nr);

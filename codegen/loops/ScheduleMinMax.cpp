@@ -7,32 +7,39 @@
 // in every lane).
 #include "codegen/loops/ScheduleInternal.h"
 
+#include <optional>
+
 namespace fb::cg::schedule_detail {
 
 namespace {
 
-/// The reduction `acc[c] = op(acc[c], f(j))` that is the whole body of `loop`, with op Max or
+/// The reduction `acc[c] = op(acc[c], f(j))` that is the whole body of a loop, with op Max or
 /// Min on a float scalar local at constant indices and f not reading acc, or its NaN-propagating
-/// form `f != f ? f : op(acc[c], f)` (ReduceMax's): returns f, and sets which operand order the
-/// store wrote (the select's operands must stay in that order) and whether NaN propagates.
-ExprPtr minMaxUpdate(const Stmt& loop, bool* accFirst, bool* nanPropagates) {
+/// form `f != f ? f : op(acc[c], f)` (ReduceMax's).
+struct MinMaxUpdate {
+  ExprPtr f;
+  BinaryOp op = BinaryOp::Max;
+  bool accFirst = true;       ///< op(acc, f), not op(f, acc): the select's operands keep it
+  bool nanPropagates = false; ///< the NaN-propagating form
+};
+
+std::optional<MinMaxUpdate> minMaxUpdate(const Stmt& loop) {
   const StmtPtr& st = loop.body;
   if (!st || st->kind != Stmt::Kind::Store || !st->buffer ||
       st->buffer->kind != Buffer::Kind::Local || !st->value)
-    return nullptr;
+    return std::nullopt;
   for (const ExprPtr& i : st->indices)
     if (!i->isIntConst())
-      return nullptr;
+      return std::nullopt;
   ExprPtr nanTerm;
   const Expr* value = nanPropagatingStep(*st->value, &nanTerm);
-  *nanPropagates = value != nullptr;
   if (!value)
     value = st->value.get();
   const Expr& v = *value;
   if (v.kind != Expr::Kind::Binary ||
       (v.binaryOp != BinaryOp::Max && v.binaryOp != BinaryOp::Min) || !v.type.isFloat() ||
       !v.type.isScalar() || v.operands.size() != 2)
-    return nullptr;
+    return std::nullopt;
   auto isAcc = [&](const ExprPtr& e) {
     if (e->kind != Expr::Kind::Load || !e->buffer || e->buffer->name != st->buffer->name ||
         e->operands.size() != st->indices.size())
@@ -52,12 +59,11 @@ ExprPtr minMaxUpdate(const Stmt& loop, bool* accFirst, bool* nanPropagates) {
   for (int a = 0; a < 2; ++a)
     if (isAcc(v.operands[size_t(a)]) && !readsAcc(v.operands[size_t(1 - a)])) {
       const ExprPtr& f = v.operands[size_t(1 - a)];
-      if (*nanPropagates && !equal(f, nanTerm))
-        return nullptr;
-      *accFirst = a == 0;
-      return f;
+      if (nanTerm && !equal(f, nanTerm))
+        return std::nullopt;
+      return MinMaxUpdate{f, v.binaryOp, a == 0, nanTerm != nullptr};
     }
-  return nullptr;
+  return std::nullopt;
 }
 
 /// The rewrite of one reduction loop over [min, min + extent):
@@ -69,19 +75,17 @@ ExprPtr minMaxUpdate(const Stmt& loop, bool* accFirst, bool* nanPropagates) {
 ///   for j_t in range(extent % W): acc[c] = op(acc[c], f(min + extent/W*W + j_t))
 /// Max and min are exact and idempotent, so starting every lane from acc[c] and folding the
 /// lanes and the tail in afterwards gives the serial loop's value.
-StmtPtr rewrite(const StmtPtr& loop, int64_t extent, int width, const ExprPtr& f, bool accFirst,
-                bool nanPropagates, int* counter) {
+StmtPtr rewrite(const StmtPtr& loop, int64_t extent, int width, const MinMaxUpdate& u,
+                int* counter) {
   const Stmt& st = *loop->body;
-  ExprPtr nanTerm;
-  const Expr* step = nanPropagates ? nanPropagatingStep(*st.value, &nanTerm) : st.value.get();
-  BinaryOp op = step->binaryOp;
+  const ExprPtr& f = u.f;
   const std::string& j = loop->var;
   BufferPtr lanes = makeLocalBuffer(st.buffer->name + "_lanes" + std::to_string((*counter)++),
                                     st.buffer->dtype, {width});
   std::string l = j + "_l", jo = j + "_o", jt = j + "_t";
   auto combine = [&](ExprPtr acc, const ExprPtr& x) {
-    ExprPtr step = accFirst ? binary(op, std::move(acc), x) : binary(op, x, std::move(acc));
-    return nanPropagates ? nanPropagating(x, std::move(step)) : step;
+    ExprPtr step = u.accFirst ? binary(u.op, std::move(acc), x) : binary(u.op, x, std::move(acc));
+    return u.nanPropagates ? nanPropagating(x, std::move(step)) : step;
   };
   ExprPtr accLoad = load(st.buffer, st.indices);
   std::vector<ExprPtr> lane{var(l)};
@@ -113,12 +117,10 @@ StmtPtr walk(const StmtPtr& s, int width, int* counter) {
     if (s->forKind != ForKind::Serial && s->forKind != ForKind::Parallel)
       return s; // vector lanes or GPU threads already: leave it
     int64_t extent = 0;
-    bool accFirst = true, nanPropagates = false;
     if (s->forKind == ForKind::Serial && s->extent->isIntConst(&extent) && extent >= 2 * width &&
         s->min && !usesVar(s->min, s->var))
-      if (ExprPtr f = minMaxUpdate(*s, &accFirst, &nanPropagates);
-          f && contiguousIn(s->body, s->var))
-        return rewrite(s, extent, width, f, accFirst, nanPropagates, counter);
+      if (auto u = minMaxUpdate(*s); u && contiguousIn(s->body, s->var))
+        return rewrite(s, extent, width, *u, counter);
     auto c = std::make_shared<Stmt>(*s);
     c->body = walk(s->body, width, counter);
     return c;
