@@ -20,6 +20,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -40,6 +41,9 @@ struct Options {
   int threads = 2;
   int runs = 20;
   int warmup = 5;
+  /// With --ort-cmd: each model is timed this many times, ONNX Runtime right before Fusebox
+  /// each time; a column is the median of its rounds' medians (best: the minimum of all).
+  int rounds = 1;
   std::vector<int64_t> sizes = {256, 512, 1024};
   std::string ortFile;      ///< lines "<model path>\t<median ms>\t<min ms>"
   /// A command that times ONNX Runtime on the models appended to it and prints such lines
@@ -142,6 +146,14 @@ std::pair<double, double> timeIt(const std::function<void()>& fn, int warmup, in
   return {times[times.size() / 2], times.front()};
 }
 
+/// The median of `v` (the lower middle one of an even count); NaN when empty.
+double medianOf(std::vector<double> v) {
+  if (v.empty())
+    return NAN;
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
+
 std::vector<float> randomVector(int64_t n, uint64_t seed) {
   SeededRandom rng(seed);
   std::vector<float> v(static_cast<size_t>(n));
@@ -218,7 +230,8 @@ Row benchGemm(GemmHarness& harness, int64_t n, const Options& o) {
 
 /// A model through the -O3 graph pipeline (or, with `int8`, kInt8Pipeline) and the CPU
 /// executor.
-Row benchModel(const std::string& path, const Options& o, bool int8 = false) {
+Row benchModel(const std::string& path, const Options& o, bool int8 = false,
+               const std::function<double()>& ortRound = {}) {
   Row row;
   row.name = path.substr(path.find_last_of('/') + 1);
   if (int8)
@@ -264,30 +277,50 @@ Row benchModel(const std::string& path, const Options& o, bool int8 = false) {
         },
         o.warmup, o.runs);
   };
-  auto [median, best] = timeModel(**model);
-  if (!failure.empty()) {
-    row.note = failure;
-    return row;
-  }
-  row.fuseboxMs = median;
-  row.bestMs = best;
+  // The same graph for another CPU's code path, timed on this host. When that code cannot be
+  // compiled or run here (znver2's AMD-only instructions on an Intel host), the row keeps
+  // this host's columns and says why the other is empty.
+  std::unique_ptr<CompiledModel> other;
   if (!o.cpu.empty()) {
-    // The same graph for another CPU's code path, timed on this host.
     auto target = TargetInfo::forCpu(o.cpu);
     if (!target) {
       row.note = target.error().message();
       return row;
     }
     options.target = *target;
-    auto other = CompiledModel::compile(pipeline.finalGraph(), options);
-    if (!other) {
-      row.note = o.cpu + ": " + other.error().message();
+    auto compiled = CompiledModel::compile(pipeline.finalGraph(), options);
+    if (compiled)
+      other = std::move(compiled).value();
+    else
+      row.note = o.cpu + ": " + compiled.error().message();
+  }
+  // Rounds alternate ONNX Runtime and Fusebox, so that a load that comes and goes on a shared
+  // machine meets both columns alike.
+  std::vector<double> ortMedians, medians, cpuMedians;
+  for (int round = 0; round < std::max(1, o.rounds); ++round) {
+    if (ortRound)
+      if (double ms = ortRound(); !std::isnan(ms))
+        ortMedians.push_back(ms);
+    auto [median, best] = timeModel(**model);
+    if (!failure.empty()) {
+      row.note = failure;
       return row;
     }
-    row.cpuMs = timeModel(**other).first;
-    if (!failure.empty())
-      row.note = o.cpu + ": " + failure;
+    medians.push_back(median);
+    row.bestMs = std::isnan(row.bestMs) ? best : std::min(row.bestMs, best);
+    if (other) {
+      cpuMedians.push_back(timeModel(*other).first);
+      if (!failure.empty()) {
+        row.note = o.cpu + ": " + failure;
+        failure.clear();
+        cpuMedians.clear();
+        other.reset();
+      }
+    }
   }
+  row.fuseboxMs = medianOf(medians);
+  row.ortMs = medianOf(ortMedians);
+  row.cpuMs = medianOf(cpuMedians);
   return row;
 }
 
@@ -346,6 +379,8 @@ bool parseOptions(int argc, char** argv, Options& o) {
       o.runs = std::max(1, std::atoi(next().c_str()));
     else if (a == "--warmup")
       o.warmup = std::max(0, std::atoi(next().c_str()));
+    else if (a == "--rounds")
+      o.rounds = std::max(1, std::atoi(next().c_str()));
     else if (a == "--ort")
       o.ortFile = next();
     else if (a == "--ort-cmd")
@@ -364,13 +399,15 @@ bool parseOptions(int argc, char** argv, Options& o) {
         o.sizes.push_back(std::atoll(part.c_str()));
     } else if (a == "--help" || a == "-h") {
       std::printf(
-          "usage: fusebox-bench [--threads N] [--runs N] [--warmup N] [--sizes 256,512,1024]\n"
+          "usage: fusebox-bench [--threads N] [--runs N] [--warmup N] [--rounds N]\n"
+          "                     [--sizes 256,512,1024]\n"
           "                     [--ort ORT_RESULTS.tsv] [--ort-cmd COMMAND] [--dump-ir FILE]\n"
           "                     [--cpu NAME] [--int8]\n"
           "                     [MODEL.onnx...]\n"
           "Prints Fusebox CPU latency (median of --runs after --warmup) beside ONNX Runtime's\n"
           "(from scripts/bench_ort.js output: a file, or --ort-cmd run on each model right\n"
-          "before Fusebox times it), the measured peak FP32 FLOP/s and GEMM\n"
+          "before Fusebox times it; with --rounds N, N times in turn, and each column is the\n"
+          "median of its rounds' medians), the measured peak FP32 FLOP/s and GEMM\n"
           "efficiency. --cpu NAME adds a column for each model compiled for that CPU's code\n"
           "path (znver2, haswell: AVX2 without AVX-512), timed on this host. --int8 adds a\n"
           "row per model for its quantized pipeline (quantize, lower-quantized: int8 kernels),\n"
@@ -410,8 +447,11 @@ int main(int argc, char** argv) {
       "(%.1f on 1)\n",
       std::thread::hardware_concurrency(), peakLanes() == 16 ? "AVX-512" : "AVX2", peak, o.threads,
       peak1);
-  std::printf("Fusebox and ONNX Runtime: %d threads, median of %d runs after %d warm-up runs\n\n",
+  std::printf("Fusebox and ONNX Runtime: %d threads, median of %d runs after %d warm-up runs",
               o.threads, o.runs, o.warmup);
+  if (o.rounds > 1 && !o.ortCommand.empty())
+    std::printf("; median of %d alternating rounds", o.rounds);
+  std::printf("\n\n");
 
   fb_set_num_threads(o.threads);
   auto harness = GemmHarness::create();
@@ -433,14 +473,22 @@ int main(int argc, char** argv) {
     for (bool int8 : {false, true}) {
       if (int8 && !o.int8)
         continue;
+      std::function<double()> ortRound;
       if (!int8 && !o.ortCommand.empty())
-        runOrt(o.ortCommand, m, ort);
-      Row r = benchModel(m, o, int8);
-      auto it = int8 ? ort.end() : ort.find(m);
-      if (it == ort.end())
-        it = ort.find(r.name);
-      if (it != ort.end())
-        r.ortMs = it->second;
+        ortRound = [&] {
+          std::map<std::string, double> round;
+          runOrt(o.ortCommand, m, round);
+          auto it = round.find(m);
+          return it == round.end() ? NAN : it->second;
+        };
+      Row r = benchModel(m, o, int8, ortRound);
+      if (std::isnan(r.ortMs)) {
+        auto it = int8 ? ort.end() : ort.find(m);
+        if (it == ort.end())
+          it = ort.find(r.name);
+        if (it != ort.end())
+          r.ortMs = it->second;
+      }
       rows.push_back(r);
     }
   }

@@ -2,7 +2,8 @@
 # The Fusebox CPU benchmark in one command: Fusebox vs ONNX Runtime, side by side, for GEMM
 # 256/512/1024 and ONNX models, with the measured peak FP32 FLOP/s and GEMM efficiency.
 #
-#   bench/run.sh [--threads N] [--runs N] [--torchvision] [--cpu NAME] [--int8] [MODEL.onnx ...]
+#   bench/run.sh [--threads N] [--runs N] [--rounds N] [--torchvision] [--cpu NAME] [--int8]
+#                [MODEL.onnx ...]
 #
 # Without models it benchmarks the samples/*.onnx models. --torchvision also exports
 # resnet18, mobilenet_v2, squeezenet1_0 and efficientnet_b0 (random weights) with
@@ -10,10 +11,11 @@
 # $FUSEBOX_BENCH_CACHE/tv and adds them. --cpu NAME (znver2, haswell) adds a column with each
 # model compiled for that CPU's code path (AVX2 without AVX-512) and timed on this host. --int8
 # adds a row per model for its quantized pipeline (int8 kernels) beside ONNX Runtime on the
-# same quantized export (written by fusebox-opt -o into $FUSEBOX_BENCH_CACHE/int8). ONNX
-# Runtime comes from the npm package
-# onnxruntime-node, installed once into $FUSEBOX_BENCH_CACHE (default ~/.cache/fusebox-bench),
-# never into the repository. Expects a built tree in ${FUSEBOX_BUILD_DIR:-build}.
+# same quantized export (written by fusebox-opt -o into $FUSEBOX_BENCH_CACHE/int8). --rounds N
+# (default 3) times each model N times, ONNX Runtime and Fusebox in turn, and reports the
+# median of the rounds' medians. ONNX Runtime comes from the npm package onnxruntime-node,
+# installed once into $FUSEBOX_BENCH_CACHE (default ~/.cache/fusebox-bench), never into the
+# repository. Expects a built tree in ${FUSEBOX_BUILD_DIR:-build}.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -22,6 +24,7 @@ cache="${FUSEBOX_BENCH_CACHE:-$HOME/.cache/fusebox-bench}"
 python=/usr/bin/python3
 threads=2
 runs=20
+rounds=3
 torchvision=0
 cpu=()
 int8=()
@@ -30,10 +33,11 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --threads) threads="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
     --torchvision) torchvision=1; shift ;;
     --cpu) cpu=(--cpu "$2"); shift 2 ;;
     --int8) int8=(--int8); shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) models+=("$1"); shift ;;
   esac
 done
@@ -81,5 +85,5 @@ ort="$cache/ort-results.tsv"
 ort_cmd="node '$root/scripts/bench_ort.js' --threads $threads --runs $runs --warmup 20"
 node "$root/scripts/bench_ort.js" --threads "$threads" --runs "$runs" \
   "$cache"/models/gemm_{256,512,1024}.onnx "${exports[@]}" >"$ort"
-"$bench" --threads "$threads" --runs "$runs" --ort "$ort" --ort-cmd "$ort_cmd" "${cpu[@]}" \
+"$bench" --threads "$threads" --runs "$runs" --rounds "$rounds" --ort "$ort" --ort-cmd "$ort_cmd" "${cpu[@]}" \
   "${int8[@]}" "${models[@]}"

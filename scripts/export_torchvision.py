@@ -9,6 +9,7 @@ Then:  fusebox-opt OUT_DIR/resnet18.onnx --run --inputs OUT_DIR/resnet18.input.n
 and compare D/*.npy with OUT_DIR/resnet18.output.npy (scripts/compare_npy.py).
 """
 import argparse
+import inspect
 import os
 
 import numpy as np
@@ -40,7 +41,10 @@ def main():
         model = MODELS[name]().eval()
         x = torch.randn(1, 3, 224, 224)
         path = os.path.join(args.out, name + ".onnx")
-        kwargs = {}
+        # Newer PyTorch exports through dynamo by default (other op patterns, opset 18): keep
+        # the TorchScript exporter's graph wherever it still exists, as tests/zoo does.
+        kwargs = ({"dynamo": False}
+                  if "dynamo" in inspect.signature(torch.onnx.export).parameters else {})
         if args.keep_bn:
             kwargs["training"] = torch.onnx.TrainingMode.PRESERVE
             kwargs["do_constant_folding"] = False
