@@ -60,6 +60,7 @@ Expected<cg::CompileOptions> compileOptionsFor(const CompileSettings& settings,
   FB_ASSIGN_OR_RETURN(co.target, targetFor(settings));
   co.llvmOptLevel = settings.llvmOptLevel;
   co.threads = settings.threads;
+  co.adaptiveThreads = settings.adaptiveThreads;
   co.lower.scheduleOverrides = settings.schedule;
   co.emit.useGemm = settings.useGemm;
   co.lower.gemmSpecs = settings.useGemm;

@@ -40,6 +40,9 @@ struct CompileSettings {
   /// The GPU's compute capability ("sm_90"); empty: this machine's GPU, else sm_80.
   std::string gpu;
   int threads = 0;                                ///< worker threads; 0 leaves the default
+  /// Each kernel on the pool or alone, whichever is measured faster (cg::KernelThreading);
+  /// schedule trials and tuning turn it off so that a kernel's samples all use the pool.
+  bool adaptiveThreads = true;
   int llvmOptLevel = 3;                           ///< LLVM pipeline level 0..3
   bool useGemm = true;                            ///< GEMM / depthwise generators (else loops)
   std::vector<cg::ScheduleOverride> schedule;     ///< per-kernel overrides

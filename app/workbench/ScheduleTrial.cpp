@@ -71,12 +71,14 @@ Expected<ScheduleTrial> trySchedule(const Graph& graph, const ScheduleTrialReque
     return makeError("schedule trial: name one kernel");
   FB_ASSIGN_OR_RETURN(std::vector<Tensor> inputs,
                       gatherInputs(graph, {}, request.seed, request.settings.dims));
-  CompileSettings afterSettings = request.settings;
+  CompileSettings beforeSettings = request.settings;
+  beforeSettings.adaptiveThreads = false; // every sample of both schedules on the pool
+  CompileSettings afterSettings = beforeSettings;
   afterSettings.schedule = withOverride(request.settings.schedule, request.change);
 
   reportProgress(job, 0.0, "compile the current schedule");
   FB_ASSIGN_OR_RETURN(std::shared_ptr<cg::CompiledModel> before,
-                      compileGraph(graph, request.settings, inputs, job));
+                      compileGraph(graph, beforeSettings, inputs, job));
   reportProgress(job, 0.2, "compile the new schedule");
   FB_ASSIGN_OR_RETURN(std::shared_ptr<cg::CompiledModel> after,
                       compileGraph(graph, afterSettings, inputs, job));

@@ -40,6 +40,7 @@ public:
       : m_graph(graph), m_request(request), m_job(job), m_start(Clock::now()) {
     m_base = request.settings;
     m_base.tuningLog = "off"; // the search starts from the default schedules
+    m_base.adaptiveThreads = false; // every sample of a candidate on the pool
   }
 
   Expected<TuneReport> run() {

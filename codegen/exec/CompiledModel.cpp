@@ -2,6 +2,7 @@
 #include "codegen/exec/CompiledModel.h"
 #include "codegen/exec/AlignedBuffer.h"
 #include "codegen/exec/GpuModel.h"
+#include "codegen/exec/KernelThreading.h"
 #include "codegen/exec/MixedExecution.h"
 #include "codegen/exec/OnAllCores.h"
 #include "codegen/exec/SizeChecks.h"
@@ -11,6 +12,7 @@
 #include "codegen/llvm/KernelCache.h"
 #include "codegen/llvm/ObjectEmitter.h"
 #include "codegen/llvm/Optimizer.h"
+#include "codegen/runtime/ThreadPool.h"
 #include "core/Cost.h"
 #include "core/Interpreter.h"
 #include "core/RandomInputs.h"
@@ -95,6 +97,8 @@ struct CompiledModel::Impl {
   size_t numDynamicValues = 0;
   std::vector<std::vector<int>> dynamicArgs; // per kernel, per argument: table slot or -1
   int threads = 0;
+  bool adaptiveThreads = true;
+  KernelThreading threading; // per kernel: pool or calling thread, by measured time
   Clock::time_point origin = Clock::now();
   // What kernelCode needs to rebuild a kernel's module as compile() built it.
   TargetInfo target;
@@ -119,6 +123,7 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   Impl& impl = *model->m_impl;
   CompileStats& stats = model->m_stats;
   impl.threads = options.threads;
+  impl.adaptiveThreads = options.adaptiveThreads;
   impl.target = options.target;
   impl.emit = options.emit;
   impl.llvmOptLevel = options.llvmOptLevel;
@@ -495,6 +500,7 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
     FB_ASSIGN_OR_RETURN(FbKernelFn fn, impl.jit->lookupKernel(symbols[k]));
     impl.fns.push_back(fn);
   }
+  impl.threading.reset(impl.fns.size());
   if (stats.interpretedKernels > 0)
     stats.notes.push_back(std::to_string(stats.interpretedKernels) +
                           " control-flow kernels run through the interpreter");
@@ -684,6 +690,10 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
     };
     FB_TRY(impl.gpu->run(inputs, outputs, m_kernels, profile, runIndex, us(runStart), interpret));
   }
+  // With several threads, each kernel runs on the pool or alone, whichever is measured faster.
+  const bool adapt = impl.adaptiveThreads && !impl.gpu && fb_get_num_threads() > 1;
+  if (adapt)
+    impl.threading.beginRun();
   for (size_t k = 0; k < impl.fns.size(); ++k) {
     if (k < impl.elided.size() && impl.elided[k])
       continue;
@@ -708,12 +718,17 @@ Expected<std::vector<Tensor>> CompiledModel::run(const std::vector<Tensor>& inpu
                                        .count()});
       continue;
     }
-    if (profile) {
+    const bool serial = adapt && impl.threading.serial(k);
+    SerialScope scope(serial);
+    if (profile || (adapt && impl.threading.timed(k))) {
       auto t0 = Clock::now();
       impl.fns[k](args.data());
       auto t1 = Clock::now();
-      profile->events.push_back(
-          {int(k), runIndex, us(t0), std::chrono::duration<double, std::micro>(t1 - t0).count()});
+      const double took = std::chrono::duration<double, std::micro>(t1 - t0).count();
+      if (adapt)
+        impl.threading.record(k, took);
+      if (profile)
+        profile->events.push_back({int(k), runIndex, us(t0), took, serial});
     } else {
       impl.fns[k](args.data());
     }

@@ -24,6 +24,9 @@ struct CompileOptions {
   TargetInfo target = TargetInfo::host();
   int llvmOptLevel = 3;          ///< LLVM pipeline level 0..3
   int threads = 0;               ///< threads of fb_parallel_for while running; 0 = leave as is
+  /// With several threads, run each kernel on the pool or alone on the calling thread,
+  /// whichever its measured times say is faster (KernelThreading); false: always the pool.
+  bool adaptiveThreads = true;
   LowerOptions lower;            ///< schedules and overrides
   KernelEmitOptions emit;        ///< GEMM generator on/off, parallel loops on/off
   bool useMemoryPlan = true;     ///< one arena from planMemory(); false: a buffer per tensor

@@ -72,6 +72,8 @@ std::string Profile::chromeTraceJson() const {
     w.field("gflops_per_s", s > 0 ? k.flops / s * 1e-9 : 0.0);
     w.field("gb_per_s", s > 0 ? k.bytes / s * 1e-9 : 0.0);
     w.field("run", int64_t(e.run));
+    if (e.serial)
+      w.field("threads", int64_t(1));
     w.endObject();
     w.endObject();
   }
@@ -86,13 +88,20 @@ namespace {
 struct Row {
   int kernel;
   double us;
+  bool serial; ///< ran on the calling thread alone in most of its runs
 };
 
 std::vector<Row> sortedRows(const Profile& p, double& total) {
   std::vector<Row> rows;
   total = 0;
+  std::vector<int> serialRuns(p.kernels.size()), allRuns(p.kernels.size());
+  for (const KernelEvent& e : p.events)
+    if (e.kernel >= 0 && size_t(e.kernel) < p.kernels.size()) {
+      ++allRuns[size_t(e.kernel)];
+      serialRuns[size_t(e.kernel)] += e.serial ? 1 : 0;
+    }
   for (size_t k = 0; k < p.kernels.size(); ++k) {
-    rows.push_back({int(k), p.meanUs(int(k))});
+    rows.push_back({int(k), p.meanUs(int(k)), 2 * serialRuns[k] > allRuns[k]});
     total += rows.back().us;
   }
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.us > b.us; });
@@ -109,11 +118,14 @@ std::string Profile::tableText() const {
   std::snprintf(line, sizeof line, "%-36s %-22s %-11s %10s %6s %9s %8s\n", "kernel", "op", "gen",
                 "time(ms)", "%", "GFLOP/s", "GB/s");
   os << line;
+  bool anySerial = false;
   for (const Row& r : rows) {
     const KernelProfileInfo& k = kernels[size_t(r.kernel)];
     double s = r.us * 1e-6;
+    anySerial = anySerial || r.serial;
+    const std::string gen = k.generator + (r.serial ? " 1t" : "");
     std::snprintf(line, sizeof line, "%-36s %-22s %-11s %10.4f %6.1f %9.2f %8.2f\n",
-                  k.name.substr(0, 36).c_str(), k.op.substr(0, 22).c_str(), k.generator.c_str(),
+                  k.name.substr(0, 36).c_str(), k.op.substr(0, 22).c_str(), gen.c_str(),
                   r.us / 1000.0, total > 0 ? 100.0 * r.us / total : 0.0,
                   s > 0 ? k.flops / s * 1e-9 : 0.0, s > 0 ? k.bytes / s * 1e-9 : 0.0);
     os << line;
@@ -131,6 +143,8 @@ std::string Profile::tableText() const {
   std::snprintf(line, sizeof line, "(mean over %zu run(s), %d thread(s); kernel time only)\n",
                 runs.size(), threads);
   os << line;
+  if (anySerial)
+    os << "(gen \"1t\": ran on the calling thread alone, measured faster than on the pool)\n";
   return os.str();
 }
 
@@ -150,6 +164,7 @@ std::string Profile::tableJson() const {
     w.field("percent", total > 0 ? 100.0 * r.us / total : 0.0);
     w.field("gflops_per_s", s > 0 ? k.flops / s * 1e-9 : 0.0);
     w.field("gb_per_s", s > 0 ? k.bytes / s * 1e-9 : 0.0);
+    w.field("serial", r.serial);
     w.endObject();
   }
   w.endArray();

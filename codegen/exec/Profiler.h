@@ -28,6 +28,7 @@ struct KernelEvent {
   int run = 0;           ///< which run of the model
   double startUs = 0;    ///< from the profile's time origin
   double durationUs = 0;
+  bool serial = false; ///< ran on the calling thread alone (KernelThreading chose it)
 };
 
 /// The timings of one or more runs of a compiled model.

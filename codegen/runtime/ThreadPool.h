@@ -65,4 +65,17 @@ private:
   std::mutex m_callerMutex;    // one parallel loop at a time
 };
 
+/// While one is alive on a thread, parallel loops started from that thread run serially on it
+/// (the compiled model's runner uses it for kernels measured to be faster without the pool).
+class SerialScope {
+public:
+  explicit SerialScope(bool active);
+  ~SerialScope();
+  SerialScope(const SerialScope&) = delete;
+  SerialScope& operator=(const SerialScope&) = delete;
+
+private:
+  bool m_previous;
+};
+
 } // namespace fb::cg
