@@ -46,6 +46,20 @@ def make_input(meta, seed):
     return kinds[meta.type]()
 
 
+def make_session(model, threads, profile_prefix=None):
+    """bench_ort.js's session: `threads` intra-op threads, one inter-op thread, sequential
+    execution, all graph optimizations, the CPU provider; with `profile_prefix`, profiling on."""
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if profile_prefix:
+        so.enable_profiling = True
+        so.profile_file_prefix = profile_prefix
+    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--threads", type=int, default=2)
@@ -54,12 +68,7 @@ def main():
     p.add_argument("models", nargs="+")
     a = p.parse_args()
     for model in a.models:
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = a.threads
-        so.inter_op_num_threads = 1
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        session = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+        session = make_session(model, a.threads)
         feeds = {m.name: make_input(m, 17 + i) for i, m in enumerate(session.get_inputs())}
         for _ in range(a.warmup):
             session.run(None, feeds)

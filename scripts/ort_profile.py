@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_ort import make_input, ort  # noqa: E402  (the same inputs and session options)
+from bench_ort import make_input, make_session  # noqa: E402  (the same inputs and session)
 
 WARMUP = 5
 
@@ -28,14 +28,7 @@ def main():
     a = p.parse_args()
     tmp = tempfile.mkdtemp(prefix="ort-profile-")
     try:
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = a.threads
-        so.inter_op_num_threads = 1
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.enable_profiling = True
-        so.profile_file_prefix = os.path.join(tmp, "ort")
-        session = ort.InferenceSession(a.model, so, providers=["CPUExecutionProvider"])
+        session = make_session(a.model, a.threads, profile_prefix=os.path.join(tmp, "ort"))
         feeds = {m.name: make_input(m, 17 + i) for i, m in enumerate(session.get_inputs())}
         for _ in range(WARMUP + a.runs):
             session.run(None, feeds)

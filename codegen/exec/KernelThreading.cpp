@@ -87,7 +87,7 @@ void KernelThreading::record(size_t k, double us) {
   }
 }
 
-void KernelThreading::decide(State& s) const {
+void KernelThreading::decide(State& s) {
   // Hysteresis: leaving the pool takes a clear gain (a few noisy samples of a kernel of
   // microseconds must not move a large one off the pool), coming back only a tie.
   s.serial = s.serial ? s.alone.median() <= s.pool.median()

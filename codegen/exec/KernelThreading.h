@@ -69,7 +69,7 @@ private:
   };
   enum class Phase { Default, AllPool, AllSerial, ProbePool, ProbeSerial };
 
-  void decide(State& s) const;
+  static void decide(State& s);
 
   std::vector<State> m_kernels;
   int64_t m_run = -1;
