@@ -2,6 +2,7 @@
 #include "app/gui/CodeTextEdit.h"
 
 #include "app/gui/CodeHighlighter.h"
+#include "app/gui/ShownText.h"
 
 #include <QCoreApplication>
 #include <QFontDatabase>
@@ -35,7 +36,7 @@ std::shared_ptr<QTextDocument> CodeTextEdit::buildDocument(const QString& text, 
   doc->setDefaultTextOption(option);
   auto* layout = new QPlainTextDocumentLayout(doc);
   doc->setDocumentLayout(layout);
-  doc->setPlainText(text);
+  doc->setPlainText(shownText(text));
   // Makes each block's QTextLayout here (QTextBlock::layout creates it on first use); the
   // editor's relayout then only clears them, a third of the cost on the GUI thread.
   for (QTextBlock block = doc->begin(); block.isValid(); block = block.next())
@@ -52,7 +53,7 @@ void CodeTextEdit::setCode(const QString& text) {
   auto* doc = new QTextDocument(this); // owned: QPlainTextEdit deletes it when replaced
   doc->setDefaultFont(font());
   doc->setDocumentLayout(new QPlainTextDocumentLayout(doc));
-  doc->setPlainText(text);
+  doc->setPlainText(shownText(text));
   setDocument(doc);
   m_shared.reset();
   startColouring();

@@ -1,5 +1,6 @@
 // Formatting of compression reports for the quantize & prune view's tables.
 #include "app/gui/CompressionModels.h"
+#include "app/gui/ShownText.h"
 #include "app/gui/graph/OpColors.h"
 
 #include <QBrush>
@@ -20,8 +21,7 @@ QVariant rightAligned() {
 
 /// A node name fit for a table cell: long names are elided in the middle.
 QString elided(const std::string& name) {
-  const QString s = qs(name);
-  return s.size() > 60 ? s.left(28) + QStringLiteral("\u2026") + s.right(28) : s;
+  return shownName(name, 57);
 }
 
 } // namespace
@@ -64,7 +64,7 @@ QVariant LayerCompressionModel::data(const QModelIndex& index, int role) const {
   if (role == NodeRole)
     return qulonglong(l.node);
   if (role == Qt::ToolTipRole && col == 0)
-    return tr("%1 (#%2)").arg(qs(l.name).toHtmlEscaped()).arg(l.node);
+    return tr("%1 (#%2)").arg(shownName(l.name, kShownLineChars).toHtmlEscaped()).arg(l.node);
   const bool metric = isQuantize() ? col == QError : col == PRemoved;
   if (role == Qt::BackgroundRole && metric && m_maxValue > 0)
     return QBrush(heatColor(0.55 * l.value / m_maxValue)); // pale to orange: text stays legible

@@ -2,6 +2,7 @@
 #include "app/gui/DiffView.h"
 
 #include "app/gui/IrHighlighter.h"
+#include "app/gui/ShownText.h"
 #include "app/gui/graph/OpColors.h"
 #include "app/workbench/OverlayGraph.h"
 
@@ -41,7 +42,7 @@ QString describe(const Graph* g, NodeId id) {
     return QStringLiteral("#%1").arg(id);
   QString s = QStringLiteral("#%1 %2").arg(id).arg(opName(n->op()));
   if (!n->name().empty())
-    s += QStringLiteral(" \"%1\"").arg(QString::fromStdString(n->name()));
+    s += QStringLiteral(" \"%1\"").arg(shownName(n->name()));
   return s;
 }
 
@@ -388,12 +389,13 @@ void DiffView::showDiff(int a, int b, std::shared_ptr<const Graph> graphA,
   for (const NodeChange& c : diff.changed) {
     QStringList details;
     for (const std::string& d : c.details)
-      details << QString::fromStdString(d);
+      details << shownName(d, 300);
     addItem(tr("~ changed  %1:  %2").arg(describe(m_graphB.get(), c.id), details.join("; ")),
             NodeMark::Changed, c.id, details.join("\n"));
   }
   m_syncing = false;
-  m_text->setPlainText(textDiff.isEmpty() ? tr("(the two snapshots print the same IR)") : textDiff);
+  m_text->setPlainText(textDiff.isEmpty() ? tr("(the two snapshots print the same IR)")
+                                          : shownText(textDiff));
 }
 
 void DiffView::showNumericDiff(const NumericDiff& diff) {
@@ -404,7 +406,7 @@ void DiffView::showNumericDiff(const NumericDiff& diff) {
   for (const ValueComparison& v : diff.values) {
     double h = heatOf(v.maxAbs, v.ok);
     heat[v.producer] = std::max(heat[v.producer], h);
-    auto* name = new QTableWidgetItem(QString::fromStdString(v.value));
+    auto* name = new QTableWidgetItem(shownName(v.value));
     auto* node = new QTableWidgetItem(describe(m_graphB.get(), v.producer));
     node->setData(kIdRole, v.producer);
     auto* match = new QTableWidgetItem(QString::fromUtf8(valueMatchName(v.match)));
@@ -415,7 +417,7 @@ void DiffView::showNumericDiff(const NumericDiff& diff) {
       if (h > 0)
         item->setBackground(heatColor(h).lighter(125));
       if (!v.ok)
-        item->setToolTip(QString::fromStdString(v.reason));
+        item->setToolTip(shownName(v.reason, kShownLineChars));
     }
     m_numericTable->setItem(row, 0, name);
     m_numericTable->setItem(row, 1, node);

@@ -2,6 +2,7 @@
 #include "app/gui/IrTextView.h"
 
 #include "app/gui/IrHighlighter.h"
+#include "app/gui/ShownText.h"
 
 #include <QFontDatabase>
 #include <QPlainTextEdit>
@@ -41,7 +42,7 @@ void IrTextView::setIrText(workbench::IrText ir) {
   // 10,000 lines here), so very large IR is shown plain to keep the window responsive.
   const bool highlight = m_ir.nodeOfLine.size() <= kHighlightLineLimit;
   m_highlighter->setDocument(nullptr);
-  m_edit->setPlainText(QString::fromStdString(m_ir.text));
+  m_edit->setPlainText(shownText(m_ir.text));
   if (highlight)
     m_highlighter->setDocument(m_edit->document());
   m_highlightedLine = -1;

@@ -1,6 +1,7 @@
 // The memory plan view: charts of buffers over steps and offsets, totals and comparison.
 #include "app/gui/MemoryView.h"
 #include "app/gui/RectChart.h"
+#include "app/gui/ShownText.h"
 #include "app/gui/graph/OpColors.h"
 #include "app/workbench/ProfileReport.h"
 #include "core/Format.h"
@@ -30,7 +31,8 @@ QString bytesText(double b) { return qs(formatBytes(b, Digits::significantDigits
 
 /// "#12 conv1 (Conv)" with the model's name escaped for rich text.
 QString nodeText(const workbench::PlanNodeRef& n) {
-  QString name = n.name.empty() ? QString() : qs(n.name).left(60).toHtmlEscaped() + QStringLiteral(" ");
+  QString name =
+      n.name.empty() ? QString() : shownName(n.name, 60).toHtmlEscaped() + QStringLiteral(" ");
   return QStringLiteral("#%1 %2(%3)").arg(n.id).arg(name, qs(n.op).toHtmlEscaped());
 }
 

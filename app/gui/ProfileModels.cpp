@@ -1,5 +1,6 @@
 // Formatting of kernel profiles and profile comparisons for the profile view's tables.
 #include "app/gui/ProfileModels.h"
+#include "app/gui/ShownText.h"
 #include "app/gui/graph/OpColors.h"
 
 #include <QBrush>
@@ -71,8 +72,7 @@ QVariant KernelProfileModel::data(const QModelIndex& index, int role) const {
     case Kernel: return qs(k.name);
     case Op: return qs(k.op);
     case Nodes: {
-      const QString names = qs(k.nodeNames);
-      return QStringLiteral("%1: %2").arg(k.nodes.size()).arg(names.size() > 80 ? names.left(80) + QStringLiteral("\u2026") : names);
+      return QStringLiteral("%1: %2").arg(k.nodes.size()).arg(shownName(k.nodeNames, 81));
     }
     case TimeMs: return QString::number(k.medianUs / 1000.0, 'f', 4);
     case MeanMs: return QString::number(k.meanUs / 1000.0, 'f', 4);
@@ -86,8 +86,9 @@ QVariant KernelProfileModel::data(const QModelIndex& index, int role) const {
   }
   if (role == Qt::ToolTipRole) {
     if (col == Nodes || col == Kernel)
-      return tr("%1 (%2)<br>computes %3<br>%4").arg(qs(k.name).toHtmlEscaped(), qs(k.op).toHtmlEscaped(),
-                                                   idList(k.nodes), qs(k.nodeNames).left(400).toHtmlEscaped());
+      return tr("%1 (%2)<br>computes %3<br>%4")
+          .arg(qs(k.name).toHtmlEscaped(), qs(k.op).toHtmlEscaped(), idList(k.nodes),
+               shownName(k.nodeNames, 401).toHtmlEscaped());
     return {};
   }
   if (role == Qt::TextAlignmentRole && col >= TimeMs && col <= Intensity)
@@ -150,9 +151,11 @@ QVariant ProfileCompareModel::data(const QModelIndex& index, int role) const {
   const double savedPercent = r.beforeUs > 0 ? 100.0 * r.savedUs() / r.beforeUs : 0.0;
   if (role == Qt::UserRole) {
     switch (col) {
-    case After: return qs(r.afterNames);
+    case After:
+      return shownName(r.afterNames, kShownLineChars);
     case Op: return qs(r.afterOp);
-    case Before: return qs(r.beforeNames);
+    case Before:
+      return shownName(r.beforeNames, kShownLineChars);
     case BeforeMs: return r.beforeUs / 1000.0;
     case AfterMs: return r.afterUs / 1000.0;
     case SavedMs: return r.savedUs() / 1000.0;
@@ -162,8 +165,7 @@ QVariant ProfileCompareModel::data(const QModelIndex& index, int role) const {
   }
   if (role == Qt::DisplayRole || role == Qt::ToolTipRole) {
     auto elided = [&](const std::string& s) {
-      const QString t = qs(s);
-      return role == Qt::DisplayRole && t.size() > 70 ? t.left(70) + QStringLiteral("\u2026") : t;
+      return shownName(s, role == Qt::DisplayRole ? 71 : kShownLineChars);
     };
     switch (col) {
     case After: return r.after.empty() ? tr("(gone)") : elided(r.afterNames);

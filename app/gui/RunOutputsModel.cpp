@@ -1,5 +1,6 @@
 // Formatting of a run's outputs for the run panel's table.
 #include "app/gui/RunOutputsModel.h"
+#include "app/gui/ShownText.h"
 
 #include <QBrush>
 #include <QColor>
@@ -62,7 +63,8 @@ QVariant RunOutputsModel::data(const QModelIndex& index, int role) const {
   }
   if (role == Qt::DisplayRole || role == Qt::ToolTipRole) {
     switch (index.column()) {
-    case Name: return QString::fromStdString(s.name);
+    case Name:
+      return shownName(s.name);
     case Type: return QString::fromStdString(s.type);
     case Min: return number(s.min);
     case Max: return number(s.max);

@@ -1,6 +1,7 @@
 // The run panel's form, inputs table, progress and outputs.
 #include "app/gui/RunPanel.h"
 #include "app/gui/RunOutputsModel.h"
+#include "app/gui/ShownText.h"
 
 #include <QComboBox>
 #include <QFileDialog>
@@ -173,13 +174,16 @@ void RunPanel::setModel(const Graph& graph, const QString& snapshotText) {
   // model has the same inputs).
   std::map<QString, std::string> kept;
   for (int r = 0; r < m_inputs->rowCount() && size_t(r) < m_files.size(); ++r)
-    kept[m_inputs->item(r, 0)->text() + QLatin1Char('|') + m_inputs->item(r, 1)->text()] = m_files[size_t(r)];
+    kept[m_inputs->item(r, 0)->data(Qt::UserRole).toString() + QLatin1Char('|') +
+         m_inputs->item(r, 1)->text()] = m_files[size_t(r)];
   m_inputs->setRowCount(int(graph.inputs().size()));
   m_files.assign(graph.inputs().size(), std::string());
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
     const Value* v = graph.inputs()[i];
     const QString name = qs(v->name()), type = qs(v->type().str());
-    m_inputs->setItem(int(i), 0, new QTableWidgetItem(name));
+    auto* nameItem = new QTableWidgetItem(shownName(name)); // a cell shows a long name's ends
+    nameItem->setData(Qt::UserRole, name);
+    m_inputs->setItem(int(i), 0, nameItem);
     m_inputs->setItem(int(i), 1, new QTableWidgetItem(type));
     m_inputs->setItem(int(i), 2, new QTableWidgetItem);
     if (auto it = kept.find(name + QLatin1Char('|') + type); it != kept.end())
