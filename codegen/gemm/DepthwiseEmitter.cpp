@@ -82,6 +82,16 @@ struct DepthwisePlan {
     return m;
   }
   bool interior(int64_t j) const { return j >= interiorBegin && j < interiorEnd; }
+  /// Whether tap column kw of column vector j reads inside the image in every live lane (the
+  /// lanes left of outW; the others are never stored, whatever they hold).
+  bool liveLanesInside(int64_t j, int64_t kw) const {
+    for (int64_t l = 0; l < kLanes && j * kLanes + l < g.outW; ++l) {
+      const int64_t col = loadBase(j, kw) + l * g.strideW;
+      if (col < 0 || col >= g.inW)
+        return false;
+    }
+    return true;
+  }
 };
 
 Expected<DepthwisePlan> planDepthwise(const Kernel& kernel) {
@@ -367,7 +377,9 @@ private:
         wides[{kh, offset}] = wide;
       }
       Value*& sum = acc[size_t(kh) % acc.size()];
-      const bool everyLane = mask.empty() && row.inside;
+      // A masked load (a row narrower than the vector, or an edge) still fills every live
+      // lane when its masked-off floats feed only lanes that are never stored.
+      const bool everyLane = row.inside && (mask.empty() || p.liveLanesInside(known, kw));
       // The window's first tap, inside the image in every lane, is the maximum so far; once
       // one such tap is in, no lane holds the empty mark.
       sum =

@@ -98,6 +98,9 @@ std::vector<PoolCase> directCases() {
     add([&](PoolCase& c) { c.h = c.w = s; });
   add([](PoolCase& c) { c.h = 56, c.w = 56, c.stride = 2; }); // ResNet's stem pool
   add([](PoolCase& c) { c.h = c.w = 13, c.stride = 2, c.pad = 0, c.ceilMode = true; });
+  // SqueezeNet's last pool at 64x64: 7x7 to 3x3, rows narrower than a vector.
+  add([](PoolCase& c) { c.h = c.w = 7, c.stride = 2, c.pad = 0, c.ceilMode = true; });
+  add([](PoolCase& c) { c.h = 5, c.w = 11, c.stride = 1, c.pad = 0; });
   add([](PoolCase& c) { c.h = 7, c.w = 9, c.kernel = 2, c.stride = 2, c.pad = 0; });
   add([](PoolCase& c) { c.h = 20, c.w = 21, c.kernel = 3, c.stride = 3, c.pad = 1; });
   add([](PoolCase& c) { c.h = 20, c.w = 40, c.kernel = 5, c.stride = 5, c.pad = 2; }); // gathers
