@@ -67,7 +67,8 @@ TileShape shapeFor(int vectors, int64_t shared, int64_t m, int64_t outH, int64_t
 /// im2col's 8×48 tile and Winograd's GEMMs run mostly empty — with a filter of more than one
 /// tap (a 1×1 convolution is already a plain GEMM without im2col). Up to 48 channels only on
 /// maps of at most 16×16 pixels (DenseNet's growth layers, GoogLeNet's 5×5 branches), up to
-/// 192 on maps under 8×8, where streaming the weights is the work (1×1 filters included). Not for
+/// 192 on maps under 8×8, where streaming the weights is the work (1×1 filters included), and
+/// any number for a 3×3 filter on maps of at most 16×16 when K ≤ 1536. Not for
 /// a short K (a first layer on 3 or 4 channels: 27 products per output do not pay for the
 /// tile's scatters; im2col ran 3.4× faster), nor where the scatter's 16 lanes are a multiple of
 /// 4 KiB apart (a 32×32 or 64×64 map: all in one L1 set) unless K is long enough to hide it.
@@ -85,12 +86,17 @@ bool directConvWins(const ConvGeometry& g) {
   const bool weightBound = outputs < 64 && (m <= 192 || outputs <= 16);
   // Up to 64 channels on maps of at most 16×16 when the reduction is short (K < 256), which
   // leaves im2col's packing and Winograd's transforms little to amortize: SqueezeNet's 16→64
-  // 3×3 layers on 14×14, 29 µs as im2col, 17 direct (the model −3.5%); with K = 576 (ResNet's
-  // 64→64 on 16×16) Winograd stays ahead.
+  // 3×3 layers on 14×14, 29 µs as im2col, 17 direct (the model −3.5%).
   const bool shortReduction = m <= 64 && outputs <= 256 && k < 256;
+  // Any number of channels for a 3×3 (or wider) filter on a map of at most 16×16 outputs when
+  // K ≤ 1536 (measured 2026-11-28, alternating runs on a 2-core Zen 5: ResNet-18 −4 to −7%,
+  // GoogLeNet −6 to −10%, Inception-v3 −3 to −7%, DenseNet −2%, SqueezeNet ±3%; its 32→128
+  // layer on 14×14, 82 µs as Winograd, 62 direct). Longer reductions keep Winograd or im2col:
+  // AlexNet's 13×13 layers (K 1728-3456) ran 4.5% slower direct, VGG-11's 14×14 (K 4608) 6%.
+  const bool smallMap = outputs <= 256 && g.kernelH * g.kernelW >= 9 && k <= 1536;
   return g.groups == 1 && (g.kernelH * g.kernelW > 1 || weightBound) && m >= 16 && k >= 128 &&
          (!oneSet || k >= 512) &&
-         (m <= 32 || (m <= 48 && outputs <= 256) || shortReduction || weightBound);
+         (m <= 32 || (m <= 48 && outputs <= 256) || shortReduction || weightBound || smallMap);
 }
 
 float elementAt(const Tensor& t, int64_t offset) {

@@ -402,10 +402,17 @@ private Q_SLOTS:
     QVERIFY(!autoChooses(208, 208, 6));
     QVERIFY(autoChooses(192, 192, 6));
     // Up to 64 channels on 16x16 and smaller maps when the reduction is short: SqueezeNet's
-    // 16 -> 64 3x3 on 14x14 (K = 144) is direct, ResNet's 64 -> 64 on 16x16 (K = 576) is not.
+    // 16 -> 64 3x3 on 14x14 (K = 144) is direct, but not on 28x28.
     QVERIFY(autoChooses(16, 64, 14));
-    QVERIFY(!autoChooses(64, 64, 16));
     QVERIFY(!autoChooses(16, 64, 28));
+    // Any width for a 3x3 filter on 16x16 and smaller maps when K <= 1536: ResNet-18's 64 -> 64
+    // on 16x16 (K = 576) and 128 -> 128 on 8x8 (K = 1152) are direct; AlexNet's 384 -> 256 on
+    // 13x13 (K = 3456), VGG's 512 -> 512 on 14x14 and anything on 28x28 are not.
+    QVERIFY(autoChooses(64, 64, 16));
+    QVERIFY(autoChooses(128, 128, 8));
+    QVERIFY(!autoChooses(384, 256, 13));
+    QVERIFY(!autoChooses(512, 512, 14));
+    QVERIFY(!autoChooses(64, 64, 28));
     Problem avx2 = makeProblem(cases()[0]);
     avx2.kernel.gemm->vectorRegisters = 16;
     QVERIFY(!directConvApplies(*avx2.kernel.gemm, 16));
