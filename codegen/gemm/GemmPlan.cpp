@@ -31,6 +31,10 @@ constexpr int64_t kDefaultMc = 144;
 constexpr int64_t kDefaultNc = 256;
 /// The K block of a single row tile streaming a constant B (see planGemm).
 constexpr int64_t kMaxStreamKc = 4096;
+/// The K block of a run-time A times a constant B (a linear layer's weights): up to this, so
+/// that C, often larger than L2 (ViT-B's MLP: 197 × 3072), is written once instead of read
+/// and written again per K block. The A block shrinks to keep mc × kc on the stack's budget.
+constexpr int64_t kMaxWeightsKc = 1536;
 /// Below this many flops a kernel runs on the calling thread: waking the pool costs more.
 constexpr double kMinParallelFlops = 256.0 * 1024;
 /// The largest B packed once and shared by all threads (GemmPlan::sharedB).
@@ -269,10 +273,16 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
   // One row tile over a constant B reads each B panel once: no block to keep in cache, so K
   // is not cut (the panels, [panel][K][nr], stream contiguously, and C is stored once).
   const bool streamB = s.constantB && !p.mVectors && ceilDiv(p.M, p.mr) == 1;
+  // A run-time A times constant weights, one slice: K is cut in blocks of up to 1536 rather
+  // than 256 (ViT-B/16's MLP and QKV GEMMs, M 197, 2 threads: 13-22% faster in isolation,
+  // 197×768×3072 3.06 → 2.40 ms; GEMM 512 0.78 → 0.71; GEMM 1024 even).
+  const bool weightsKc =
+      s.constantB && !s.constantA && !p.mVectors && !streamB && p.batch * p.groups == 1;
   p.kc = std::max<int64_t>(1, balancedBlock(std::max<int64_t>(p.K, 1),
                                             s.kc > 0     ? s.kc
                                             : p.mVectors ? kMVectorKc
                                             : streamB    ? kMaxStreamKc
+                                            : weightsKc  ? kMaxWeightsKc
                                                          : kDefaultKc,
                                             1));
 
@@ -326,7 +336,8 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
   p.nPart = roundUp(ceilDiv(p.N, p.nParts), p.nr);
   p.nParts = ceilDiv(p.N, p.nPart);
   p.parallel = p.parallel && p.items() > 1;
-  p.mc = balancedBlock(p.mPart, s.mc > 0 ? roundUp(s.mc, p.mr) : kDefaultMc, p.mr);
+  const int64_t mcMax = weightsKc ? std::min(kDefaultMc, kMaxStackPackFloats / p.kc) : kDefaultMc;
+  p.mc = balancedBlock(p.mPart, s.mc > 0 ? roundUp(s.mc, p.mr) : mcMax, p.mr);
   // A pre-packed B needs no buffer, so its block is the whole N part.
   p.nc = (bConst || p.sharedB) && s.nc == 0 ? p.nPart : balancedBlock(p.nPart, ncMax, p.nr);
 
