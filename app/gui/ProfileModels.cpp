@@ -71,9 +71,8 @@ QVariant KernelProfileModel::data(const QModelIndex& index, int role) const {
     switch (col) {
     case Kernel: return qs(k.name);
     case Op: return qs(k.op);
-    case Nodes: {
+    case Nodes:
       return QStringLiteral("%1: %2").arg(k.nodes.size()).arg(shownName(k.nodeNames, 81));
-    }
     case TimeMs: return QString::number(k.medianUs / 1000.0, 'f', 4);
     case MeanMs: return QString::number(k.meanUs / 1000.0, 'f', 4);
     case Percent: return QString::number(k.percent, 'f', 1);

@@ -274,8 +274,8 @@ Expected<GemmPlan> planGemm(const Kernel& kernel, int threads) {
   // is not cut (the panels, [panel][K][nr], stream contiguously, and C is stored once).
   const bool streamB = s.constantB && !p.mVectors && ceilDiv(p.M, p.mr) == 1;
   // A run-time A times constant weights, one slice: K is cut in blocks of up to 1536 rather
-  // than 256 (ViT-B/16's MLP and QKV GEMMs, M 197, 2 threads: 13-22% faster in isolation,
-  // 197×768×3072 3.06 → 2.40 ms; GEMM 512 0.78 → 0.71; GEMM 1024 even).
+  // than 256 (ViT-B/16's MLP and QKV GEMMs, M 197, 2 threads, 3 alternating rounds: 10-15%
+  // faster in isolation, 197×768×3072 2.77 → 2.48 ms; ViT-B/16 126 → 120 ms; GEMM 256 even).
   const bool weightsKc =
       s.constantB && !s.constantA && !p.mVectors && !streamB && p.batch * p.groups == 1;
   p.kc = std::max<int64_t>(1, balancedBlock(std::max<int64_t>(p.K, 1),

@@ -119,7 +119,8 @@ private Q_SLOTS:
   void windowShowsAHostileNameInPieces() {
     auto g = std::make_unique<Graph>("long_node_name");
     const TensorType t = TensorType::of(DType::F32, {3});
-    Value* x = g->addInput("x", t);
+    // The input's name is long too: the run panel's inputs table shows it.
+    Value* x = g->addInput(std::string(1 << 20, 'x'), t);
     Node* relu = g->addNode(OpKind::Relu, {x}, 1, {"y"}, std::string(2 << 20, 'n'));
     relu->output(0)->setType(t);
     g->addOutput(relu->output(0));
