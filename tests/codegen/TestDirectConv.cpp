@@ -225,6 +225,20 @@ std::vector<ConvCase> cases() {
     c.batch = 2, c.cin = 16, c.cout = 32, c.h = c.w = 8;
     c.residual = c.relu = c.channelScale = true;
   });
+  // The transposed stores go in runs of up to 4 pixels of a row: runs of 3 and 2 (masked)
+  // and of 1 (a scatter), with a residual read the same way.
+  add("residual on 7x7: runs of 4 and 3", [](ConvCase& c) {
+    c.cin = 24, c.cout = 32, c.h = c.w = 7;
+    c.residual = c.relu = true;
+  });
+  add("residual on 6x5: runs of 4, 2 and 1", [](ConvCase& c) {
+    c.cin = 16, c.cout = 64, c.h = 6, c.w = 5;
+    c.residual = c.channelScale = true;
+  });
+  add("residual on 2x2: a run of 2 per row", [](ConvCase& c) {
+    c.cin = 256, c.cout = 64, c.h = c.w = 2;
+    c.residual = c.relu = true;
+  });
   add("silu, no bias",
       [](ConvCase& c) { c.cin = 8, c.cout = 16, c.h = c.w = 8, c.bias = false, c.silu = true; });
   add("1x1, read in place", [](ConvCase& c) {
