@@ -2,6 +2,7 @@
 #include "core/Faults.h"
 #include "core/ShapeInference.h"
 #include "passes/ConvTaps.h"
+#include "passes/PadFolding.h"
 #include "passes/Passes.h"
 #include "passes/RewriteUtil.h"
 
@@ -291,8 +292,8 @@ bool eliminateZeroSize(Graph& g, Node* n, PassContext& ctx) {
 }
 
 const Pattern kPatterns[] = {
-    removeNop,       removeAlgebraicIdentity, removeDoubleNegation,   composeTransposes,
-    composeReshapes, eliminateZeroSize,       dropPaddingOnlyConvTaps};
+    removeNop,       removeAlgebraicIdentity, removeDoubleNegation,    composeTransposes,
+    composeReshapes, eliminateZeroSize,       dropPaddingOnlyConvTaps, foldPadIntoWindow};
 
 /// Canonicalization, applied to a fixed point:
 ///   1. walk the nodes in execution order and try each pattern on each node;
@@ -303,7 +304,9 @@ const Pattern kPatterns[] = {
 ///   4. transpose∘transpose and reshape∘reshape collapse into one op;
 ///   5. operations producing empty tensors become empty constants;
 ///   6. a convolution's kernel taps that read only padding for every output are dropped
-///      (passes/ConvTaps.h).
+///      (passes/ConvTaps.h);
+///   7. a zero Pad of the spatial dims before a Conv or AveragePool becomes its padding
+///      (passes/PadFolding.h).
 ///   The pass manager re-runs it until nothing changes; dce removes what became unused.
 class CanonicalizePass : public Pass {
 public:
@@ -317,7 +320,8 @@ public:
            "Cast to the type the tensor already has), removes algebraic identities such as x*1, "
            "x+0 and -(-x), merges two Transposes or two Reshapes in a row into one, and drops "
            "the kernel taps of a convolution that only ever multiply padding (an atrous "
-           "convolution on a small feature map). Each "
+           "convolution on a small feature map), and folds a Pad by zeros into the padding of the "
+           "Conv or AveragePool after it. Each "
            "removed op is one fewer kernel launch and one fewer tensor in memory, and later "
            "passes such as fusion find their patterns more easily in the simplified graph.";
   }

@@ -399,6 +399,71 @@ private Q_SLOTS:
     QCOMPARE(g->nodes()[0]->input(1)->type().staticSizes(), (std::vector<int64_t>{4, 2, 3, 3}));
   }
 
+  /// A zero Pad of the spatial dims becomes the padding of the Conv or AveragePool after it
+  /// (Inception-v3's branch pools); the cases whose meaning would change keep their Pad.
+  void foldsZeroPadIntoWindows() {
+    auto graph = [](const std::string& padAttrs, const std::string& pads, const std::string& op,
+                    const std::string& opAttrs, const std::string& outShape,
+                    bool padIsOutput = false) {
+      std::string w = op == "Conv" ? "  const %w : f32[2, 2, 3, 3] = dense<[0.5, -0.25, 0.125, "
+                                     "1.0, -1.0, 0.75, 0.3, 0.2, -0.1, 0.4, 0.6, -0.7, 0.9, "
+                                     "-0.3, 0.1, 0.2, 0.35, -0.45, 0.5, 0.25, -0.125, 0.8, 0.7, "
+                                     "-0.6, 0.05, 0.15, -0.2, 0.3, 0.1, 0.9, -0.8, 0.6, 0.4, "
+                                     "-0.2, 0.1, 0.7]>\n"
+                                   : "";
+      return "graph @g {\n  input %x : f32[1, 2, 4, 5]\n  const %pads : i64[8] = dense<[" + pads +
+             "]>\n" + w + "  %p : f32[1, 2, 6, 7] = Pad(%x, %pads)" + padAttrs +
+             "  #1\n  %y : f32[" + outShape + "] = " + op + (op == "Conv" ? "(%p, %w)" : "(%p)") +
+             " {" + opAttrs + "}  #2\n  output %y\n" + (padIsOutput ? "  output %p\n" : "") + "}\n";
+    };
+    const std::string around = "0, 0, 1, 1, 0, 0, 1, 1";
+    auto check = [&](const std::string& ir, bool folds, std::vector<int64_t> pads = {}) {
+      auto g = canonicalize(ir);
+      QVERIFY(g);
+      bool hasPad = false;
+      for (const auto& n : g->nodes())
+        hasPad = hasPad || n->op() == OpKind::Pad;
+      QCOMPARE(hasPad, !folds);
+      if (folds) {
+        const Node* window = g->outputs()[0]->producer();
+        QCOMPARE(*window->attrs().getInts("pads", {}), pads);
+        if (window->op() == OpKind::AveragePool)
+          QCOMPARE(*window->attrs().getInt("count_include_pad", 0), int64_t(1));
+      }
+    };
+    check(graph("", around, "AveragePool", "kernel_shape = [3, 3]", "1, 2, 4, 5"), true,
+          {1, 1, 1, 1});
+    check(graph("", around, "AveragePool",
+                "kernel_shape = [3, 3], strides = [2, 2], pads = [1, 0, 0, 1], "
+                "count_include_pad = 1",
+                "1, 2, 3, 3"),
+          true, {2, 1, 1, 2});
+    check(graph("", "0, 0, 2, 0, 0, 0, 0, 2", "Conv", "kernel_shape = [3, 3], pads = [0, 1, 0, 1]",
+                "1, 2, 4, 7"),
+          true, {2, 1, 0, 3});
+    // Left alone: a reflected or non-zero border, padding on the channels, a pool that would
+    // count the two kinds of padding differently or hang past the input, a max, a Pad that is
+    // also a graph output.
+    check(graph(" {mode = \"reflect\"}", around, "AveragePool", "kernel_shape = [3, 3]",
+                "1, 2, 4, 5"),
+          false);
+    check(graph("", "0, 0, 1, 1, 0, 0, 1, 1", "AveragePool",
+                "kernel_shape = [3, 3], pads = [1, 1, 1, 1]", "1, 2, 6, 7"),
+          false);
+    check(graph("", around, "AveragePool", "kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1",
+                "1, 2, 3, 4"),
+          false);
+    check(graph("", around, "MaxPool", "kernel_shape = [3, 3]", "1, 2, 4, 5"), false);
+    check(graph("", around, "AveragePool", "kernel_shape = [3, 3]", "1, 2, 4, 5", true), false);
+    auto channels = parseIr("graph @g {\n  input %x : f32[1, 2, 4, 5]\n  const %pads : i64[8] = "
+                            "dense<[0, 1, 1, 1, 0, 0, 1, 1]>\n  %p : f32[1, 3, 6, 7] = Pad(%x, "
+                            "%pads)  #1\n  %y : f32[1, 3, 4, 5] = AveragePool(%p) {kernel_shape = "
+                            "[3, 3]}  #2\n  output %y\n}\n");
+    PipelineResult r = runPipeline(*channels, "canonicalize");
+    QVERIFY(!r.error);
+    QCOMPARE(r.finalGraph().outputs()[0]->producer()->input(0)->producer()->op(), OpKind::Pad);
+  }
+
   void torchvisionResnet18() {
     const std::string path = zooModel("resnet18_bn");
     QVERIFY2(std::filesystem::exists(path),
