@@ -314,6 +314,42 @@ Function* emitOutputTransform(GemmIrContext& c, const WinogradLayout& w) {
   return f;
 }
 
+/// `void <name>.chunks(ptr args, i64 begin, i64 end)`: chunks [begin, end), each through the
+/// input transform, the GEMMs and the output transform on one thread, with a copy of the
+/// argument array whose V and M point at the chunk's own slices and whose chunk slot is local.
+Function* emitParallelChunks(GemmIrContext& c, const WinogradLayout& w, Function* input,
+                             Function* items, Function* output, const GemmPlan& plan) {
+  const ConvGeometry& cv = *c.spec.conv;
+  const int64_t points = int64_t(w.m + 2) * (w.m + 2);
+  const int64_t nargs = int64_t(c.kernel.args.size());
+  const int64_t perItem = tilesPerOutputItem(cv, w);
+  Function* f = gemmir::makeItemsFunction(c, "chunks");
+  Value* argv = f->getArg(0);
+  IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
+  Value* local = b.CreateAlloca(c.ptr, c.c64(nargs), "args.chunk");
+  cast<AllocaInst>(local)->setAlignment(Align(8));
+  Value* chunkSlot = b.CreateAlloca(c.i64, nullptr, "chunk.slot");
+  Value* v = loadArg(b, argv, w.vArg, "V");
+  Value* m = loadArg(b, argv, w.mArg, "M");
+  auto slot = [&](int index) {
+    return b.CreateConstInBoundsGEP1_64(c.ptr, local, uint64_t(index));
+  };
+  emitFor(b, f->getArg(1), f->getArg(2), c.c64(1), "chunk", [&](Value* chunk) {
+    b.CreateMemCpy(local, Align(8), argv, Align(8), c.c64(8 * nargs));
+    b.CreateStore(chunk, chunkSlot);
+    b.CreateStore(chunkSlot, slot(w.chunkArg));
+    b.CreateStore(floatGep(b, v, b.CreateMul(chunk, c.c64(points * w.chunkTiles * cv.inChannels))),
+                  slot(w.vArg));
+    b.CreateStore(floatGep(b, m, b.CreateMul(chunk, c.c64(points * w.chunkTiles * cv.outChannels))),
+                  slot(w.mArg));
+    b.CreateCall(input, {local, c.c64(0), c.c64(inputItems(cv))});
+    b.CreateCall(items, {local, c.c64(0), c.c64(plan.items())});
+    b.CreateCall(output, {local, c.c64(0), c.c64((w.chunkTiles + perItem - 1) / perItem)});
+  });
+  b.CreateRetVoid();
+  return f;
+}
+
 } // namespace
 
 Expected<Function*> emitWinogradKernel(Module& module, const Kernel& kernel) {
@@ -338,12 +374,20 @@ Expected<Function*> emitWinogradKernel(Module& module, const Kernel& kernel) {
   const bool parallel = kernel.gemm->parallel;
   const ConvGeometry& cv = *kernel.gemm->conv;
   const int64_t perItem = tilesPerOutputItem(cv, w);
+  const int64_t outputItems = (w.chunkTiles + perItem - 1) / perItem;
+  if (w.chunkParallel) {
+    gemmir::emitRunItems(conv, b, argv, emitParallelChunks(conv, w, input, items, output, plan),
+                         w.chunks, parallel, "wgChunkWorker");
+    b.CreateRetVoid();
+    if (Status st = gemmir::verifyKernelFunctions(module, kernel.name); !st.ok())
+      return st.error();
+    return entry;
+  }
   emitFor(b, conv.c64(0), conv.c64(w.chunks), conv.c64(1), "chunk", [&](Value* chunk) {
     b.CreateStore(chunk, chunkAt);
     gemmir::emitRunItems(conv, b, argv, input, inputItems(cv), parallel, "wgInputWorker");
     gemmir::emitRunItems(products, b, argv, items, plan.items(), plan.parallel, "worker");
-    gemmir::emitRunItems(conv, b, argv, output, (w.chunkTiles + perItem - 1) / perItem, parallel,
-                         "wgOutputWorker");
+    gemmir::emitRunItems(conv, b, argv, output, outputItems, parallel, "wgOutputWorker");
   });
   b.CreateRetVoid();
   if (Status st = gemmir::verifyKernelFunctions(module, kernel.name); !st.ok())

@@ -112,6 +112,9 @@ struct WinogradLayout {
   int64_t chunkTiles = 0;         ///< tiles per chunk (the GEMMs' M, a multiple of mr)
   int64_t chunks = 0;             ///< chunks covering every image's tiles
   int64_t mr = 0, nr = 0, kc = 0; ///< the GEMMs' register tile and K block (the packing's)
+  /// The chunks run in parallel, each through all three phases on V and M slices of its own,
+  /// so that a thread's transformed tiles and products never move to another core.
+  bool chunkParallel = false;
 };
 
 /// C[b, m, n] = alpha * sum_k A[b, m, k] * B[b, k, n] (+ bias) then the epilogue, for b in
