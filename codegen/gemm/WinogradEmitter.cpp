@@ -342,9 +342,12 @@ Function* emitParallelChunks(GemmIrContext& c, const WinogradLayout& w, Function
                   slot(w.vArg));
     b.CreateStore(floatGep(b, m, b.CreateMul(chunk, c.c64(points * w.chunkTiles * cv.outChannels))),
                   slot(w.mArg));
-    b.CreateCall(input, {local, c.c64(0), c.c64(inputItems(cv))});
-    b.CreateCall(items, {local, c.c64(0), c.c64(plan.items())});
-    b.CreateCall(output, {local, c.c64(0), c.c64((w.chunkTiles + perItem - 1) / perItem)});
+    // Not inlined: the phases load their arguments as invariant (loadArg), which holds within
+    // one call but not across this loop's chunks.
+    b.CreateCall(input, {local, c.c64(0), c.c64(inputItems(cv))})->setIsNoInline();
+    b.CreateCall(items, {local, c.c64(0), c.c64(plan.items())})->setIsNoInline();
+    b.CreateCall(output, {local, c.c64(0), c.c64((w.chunkTiles + perItem - 1) / perItem)})
+        ->setIsNoInline();
   });
   b.CreateRetVoid();
   return f;
