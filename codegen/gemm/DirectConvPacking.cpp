@@ -94,9 +94,27 @@ bool directConvWins(const ConvGeometry& g) {
   // layer on 14×14, 82 µs as Winograd, 62 direct). Longer reductions keep Winograd or im2col:
   // AlexNet's 13×13 layers (K 1728-3456) ran 4.5% slower direct, VGG-11's 14×14 (K 4608) 6%.
   const bool smallMap = outputs <= 256 && g.kernelH * g.kernelW >= 9 && k <= 1536;
-  return g.groups == 1 && (g.kernelH * g.kernelW > 1 || weightBound) && m >= 16 && k >= 128 &&
-         (!oneSet || k >= 512) &&
-         (m <= 32 || (m <= 48 && outputs <= 256) || shortReduction || weightBound || smallMap);
+  // Pointwise layers with K ≥ 128 of at least 128 channels on maps of at most 8×8, or of at
+  // least 256 on maps of at most 16×16: the im2col GEMM packs the input once per run in a
+  // phase of its own, each thread then reading the half the other packed; direct reads the
+  // input where it lies. Per kernel inside the models (2 threads, alternating binaries,
+  // 2026-11-28): ResNeXt-50's 1×1 layers on 8×8 83-91 → 63-72 µs, its 128→256 and 256→256 on
+  // 16×16 85-92 → 68-80 and 141 → 131; DenseNet-121's 128-channel bottlenecks on 8×8
+  // 30-52 → 17-36 µs, but on 16×16 (K 64-256) 2-10% slower, as were GoogLeNet's on 12×12,
+  // and ResNeXt's with K = 64.
+  const bool pointwise = g.kernelH * g.kernelW == 1 && g.strideH == 1 && g.strideW == 1 &&
+                         k >= 128 && ((outputs <= 64 && m >= 128) || (outputs <= 256 && m >= 256));
+  // Grouped 3×3 layers of at least 16 channels per group (ResNeXt's 32 groups of 16 on 4×4
+  // and of 32 on 2×2; the im2col GEMM runs 32 tiny GEMMs, each packing its slice of the input):
+  // isolated, 2 threads, 12 µs direct against 31-39 as im2col, 20-22 against 43-52 (2026-11-28).
+  // Groups of 8 channels were even, of 4 (ResNeXt's layer1, 128 channels on 16×16) 18% slower,
+  // since a tile's 16 lanes then hold 4 live channels.
+  if (g.groups > 1)
+    return g.kernelH * g.kernelW > 1 && m >= 16 && k >= 128 && (!oneSet || k >= 512);
+  return g.groups == 1 && (g.kernelH * g.kernelW > 1 || weightBound || pointwise) && m >= 16 &&
+         k >= 128 && (!oneSet || k >= 512) &&
+         (m <= 32 || (m <= 48 && outputs <= 256) || shortReduction || weightBound || smallMap ||
+          pointwise);
 }
 
 float elementAt(const Tensor& t, int64_t offset) {

@@ -258,6 +258,14 @@ std::vector<ConvCase> cases() {
     c.cin = 256, c.cout = 128, c.h = c.w = 4, c.kh = c.kw = 1, c.relu = true;
     c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
   });
+  add("8 groups of 16 on 4x4 (ResNeXt's grouped 3x3)",
+      [](ConvCase& c) { c.cin = 128, c.cout = 128, c.groups = 8, c.h = c.w = 4, c.relu = true; });
+  add("4 groups of 32, stride 2 on 8x8",
+      [](ConvCase& c) { c.cin = 128, c.cout = 128, c.groups = 4, c.h = c.w = 8, c.sh = c.sw = 2; });
+  add("1x1 192->256 on 8x8 with a residual", [](ConvCase& c) {
+    c.cin = 192, c.cout = 256, c.h = c.w = 8, c.kh = c.kw = 1, c.residual = c.relu = true;
+    c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
+  });
   add("512 channels on 4x100: the padded plane is a Scratch phase",
       [](ConvCase& c) { c.cin = 512, c.cout = 16, c.h = 4, c.w = 100, c.residual = true; });
   return v;
@@ -427,6 +435,28 @@ private Q_SLOTS:
     QVERIFY(!autoChooses(384, 256, 13));
     QVERIFY(!autoChooses(512, 512, 14));
     QVERIFY(!autoChooses(64, 64, 28));
+    // Grouped 3x3 layers of at least 16 channels per group: ResNeXt's 512 channels in 32
+    // groups on 4x4 are direct, its 128 in 32 groups of 4 on 16x16 stay im2col.
+    auto autoChoosesLayer = [](int64_t cin, int64_t cout, int64_t hw, int64_t k, int64_t groups) {
+      ConvCase c;
+      c.cin = cin, c.cout = cout, c.h = c.w = hw, c.kh = c.kw = k, c.groups = groups;
+      if (k == 1)
+        c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
+      Problem p = makeProblem(c);
+      p.kernel.gemm->algorithm = ConvAlgorithm::Auto;
+      auto r = prepareDirectConv(p.kernel);
+      return r.ok() && *r;
+    };
+    QVERIFY(autoChoosesLayer(512, 512, 4, 3, 32));
+    QVERIFY(autoChoosesLayer(1024, 1024, 2, 3, 32));
+    QVERIFY(!autoChoosesLayer(128, 128, 16, 3, 32));
+    QVERIFY(!autoChoosesLayer(256, 256, 8, 3, 32));
+    // Pointwise layers (K >= 128): 128+ channels on 8x8, 256+ on 16x16; not with K = 64.
+    QVERIFY(autoChoosesLayer(256, 128, 8, 1, 1));
+    QVERIFY(autoChoosesLayer(128, 256, 16, 1, 1));
+    QVERIFY(!autoChoosesLayer(256, 128, 16, 1, 1));
+    QVERIFY(!autoChoosesLayer(64, 256, 8, 1, 1));
+    QVERIFY(!autoChoosesLayer(256, 512, 28, 1, 1));
     Problem avx2 = makeProblem(cases()[0]);
     avx2.kernel.gemm->vectorRegisters = 16;
     QVERIFY(!directConvApplies(*avx2.kernel.gemm, 16));
