@@ -108,7 +108,8 @@ Expected<std::vector<KernelSchedule>> describeSchedules(const Graph& graph,
         if (k.gemm->direct) {
           s.gemm = true;
           s.gemmParallel = k.gemm->parallel;
-          s.mr = 16 * k.gemm->direct->ocVectors; // the tile's output channels (`mr=`)
+          s.mr = k.gemm->direct->lanes *
+                 k.gemm->direct->ocVectors; // the tile's output channels (`mr=`)
         }
         if (plan.ok()) {
           s.gemm = true;

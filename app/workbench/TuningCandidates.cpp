@@ -32,12 +32,13 @@ std::vector<std::vector<TuningCandidate>> gemmCandidates(const KernelSchedule& k
       algorithms.push_back({{"conv", "direct"}});
     groups.push_back(std::move(algorithms));
   }
-  // The direct convolution: the output channels of its register tile (1-4 zmm), then its
-  // parallel split.
+  // The direct convolution: the output channels of its register tile (1-4 zmm or ymm), then
+  // its parallel split.
   if (k.convAlgorithm == "direct") {
     std::vector<TuningCandidate> tiles;
-    for (int64_t mr : {16, 32, 48, 64})
-      tiles.push_back({{"conv", "direct"}, {"mr", std::to_string(mr)}});
+    const int64_t vectorLanes = cg::vectorLanes(vectorRegisters);
+    for (int64_t vectors = 1; vectors <= 4; ++vectors)
+      tiles.push_back({{"conv", "direct"}, {"mr", std::to_string(vectors * vectorLanes)}});
     groups.push_back(std::move(tiles));
     groups.push_back({{{"parallel", k.gemmParallel ? "0" : "1"}}});
     return groups;

@@ -3,12 +3,12 @@
 //
 // An im2col convolution first copies its input KH·KW times over into GEMM panels; the direct
 // convolution reads the input where it lies. Its register tile is `ocVectors` vectors of 16
-// output channels (zmm) by a few output pixels of one or more rows; for every input channel and
-// every tap it loads the tile's weight vectors once and broadcasts one input element per pixel
-// (ONNX Runtime's MLAS NCHWc kernels and oneDNN's direct convolutions work the same way, on
-// blocked activations). Here the activations stay NCHW: the tile's outputs leave by scatters
-// down the channels, a handful per thousands of FMAs. A padded input is first copied into a
-// zero-bordered Scratch plane, so the tile loop has no bounds checks.
+// output channels (zmm; 8 in ymm on AVX2) by a few output pixels of one or more rows; for every
+// input channel and every tap it loads the tile's weight vectors once and broadcasts one input
+// element per pixel (ONNX Runtime's MLAS NCHWc kernels and oneDNN's direct convolutions work the
+// same way, on blocked activations). Here the activations stay NCHW: the tile's outputs leave by
+// scatters down the channels, a handful per thousands of FMAs. A padded input is first copied into
+// a zero-bordered Scratch plane, so the tile loop has no bounds checks.
 #pragma once
 
 #include "codegen/kernel/Kernel.h"
@@ -25,8 +25,8 @@ namespace fb::cg {
 
 /// True when the direct generator computes this GEMM spec: a convolution with constant weights,
 /// no bias or one per output channel, epilogue operands per element or per channel, on a target
-/// with AVX-512's 32 vector registers and scatters (`registers` ≥ 32), and tensors small enough
-/// for 32-bit element offsets.
+/// with AVX-512 (`registers` ≥ 32: zmm tiles of 16 channels) or AVX2 (16: ymm tiles of 8), and
+/// tensors small enough for 32-bit element offsets. Auto takes it on AVX-512 targets only.
 bool directConvApplies(const GemmSpec& spec, int registers);
 
 /// The tile and work split the direct convolution would use for `spec` (weightArg and

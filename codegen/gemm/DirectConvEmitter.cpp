@@ -23,17 +23,17 @@ using llvm::Value;
 
 namespace {
 
-constexpr int kLanes = 16;
-
 /// The sizes every piece of one direct kernel works with.
 struct DirectShape {
   explicit DirectShape(const GemmSpec& s)
       : g(*s.conv), d(*s.direct), m(g.outChannels / g.groups), cinG(g.inChannels / g.groups),
-        taps(g.kernelH * g.kernelW), width(int64_t(kLanes) * d.ocVectors),
+        taps(g.kernelH * g.kernelW), lanes(d.lanes), width(int64_t(lanes) * d.ocVectors),
         plane((d.localRows > 0 ? d.localRows : d.paddedH) * d.paddedW), hw(g.outH * g.outW) {}
   const ConvGeometry& g;
   const DirectConvLayout& d;
-  int64_t m, cinG, taps, width, plane, hw;
+  int64_t m, cinG, taps;
+  int lanes; ///< floats per vector (16 or 8)
+  int64_t width, plane, hw;
   int64_t segments() const { return (g.outW + d.tileCols - 1) / d.tileCols; }
   int64_t lastCols() const { return g.outW - (segments() - 1) * d.tileCols; }
   int64_t tileRowsTotal() const { return (g.outH + d.tileRows - 1) / d.tileRows; }
@@ -90,19 +90,21 @@ Function* emitPadItems(GemmIrContext& c, const DirectShape& sh) {
   return f;
 }
 
-/// Transposes 4×4 blocks within each 128-bit lane of four 16-float vectors: element e of
-/// lane L of result k is element k of lane L of input e (vunpck{l,h}ps, then vunpck{l,h}pd).
-/// Its own inverse.
-std::array<Value*, 4> transposeLanes4x4(IRBuilder<>& b, const std::array<Value*, 4>& in) {
-  auto perLane = [](std::array<int, 4> pattern) {
+/// Transposes 4×4 blocks within each 128-bit lane of four vectors of `lanes` floats (16 or 8):
+/// element e of lane L of result k is element k of lane L of input e (vunpck{l,h}ps, then
+/// vunpck{l,h}pd). Its own inverse.
+std::array<Value*, 4> transposeLanes4x4(IRBuilder<>& b, const std::array<Value*, 4>& in,
+                                        int lanes) {
+  auto perLane = [lanes](std::array<int, 4> pattern) {
     SmallVector<int, 16> mask;
-    for (int lane = 0; lane < 4; ++lane)
+    for (int lane = 0; lane < lanes / 4; ++lane)
       for (int e : pattern)
-        mask.push_back(e >= 16 ? 16 + 4 * lane + (e - 16) : 4 * lane + e);
+        mask.push_back(e >= 4 ? lanes + 4 * lane + (e - 4) : 4 * lane + e);
     return mask;
   };
-  auto low = perLane({0, 16, 1, 17}), high = perLane({2, 18, 3, 19});
-  auto lowPairs = perLane({0, 1, 16, 17}), highPairs = perLane({2, 3, 18, 19});
+  // Indices 4-7 name the second operand's element 0-3 of the same 128-bit lane.
+  auto low = perLane({0, 4, 1, 5}), high = perLane({2, 6, 3, 7});
+  auto lowPairs = perLane({0, 1, 4, 5}), highPairs = perLane({2, 3, 6, 7});
   Value* t0 = b.CreateShuffleVector(in[0], in[1], low);
   Value* t1 = b.CreateShuffleVector(in[0], in[1], high);
   Value* t2 = b.CreateShuffleVector(in[2], in[3], low);
@@ -111,9 +113,11 @@ std::array<Value*, 4> transposeLanes4x4(IRBuilder<>& b, const std::array<Value*,
           b.CreateShuffleVector(t1, t3, lowPairs), b.CreateShuffleVector(t1, t3, highPairs)};
 }
 
-/// One 16-float vector of four 4-float parts, part L as lane L.
-Value* concatLanes(IRBuilder<>& b, Value* const (&parts)[4]) {
+/// One vector of `parts.size()` (4 or 2) 4-float parts, part L as 128-bit lane L.
+Value* concatLanes(IRBuilder<>& b, ArrayRef<Value*> parts) {
   Value* lo = b.CreateShuffleVector(parts[0], parts[1], ArrayRef<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  if (parts.size() == 2)
+    return lo;
   Value* hi = b.CreateShuffleVector(parts[2], parts[3], ArrayRef<int>{0, 1, 2, 3, 4, 5, 6, 7});
   SmallVector<int, 16> all;
   for (int i = 0; i < 16; ++i)
@@ -122,7 +126,7 @@ Value* concatLanes(IRBuilder<>& b, Value* const (&parts)[4]) {
 }
 
 /// `void <name>.tile<R>x<C>(ptr args, ptr x, ptr w, i64 cOff, i64 ocAbs, i64 mValid)`: one
-/// register tile of R output rows by C output columns and the block's 16·vectors channels.
+/// register tile of R output rows by C output columns and the block's lanes·vectors channels.
 /// x: the input plane of the group's first channel at the tile's top-left tap; w: the channel
 /// block's packed weights; cOff: the output offset of the tile's first channel and pixel;
 /// ocAbs: that channel's index among all output channels; mValid: the block's live channels.
@@ -144,6 +148,7 @@ Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_
   Value *ocAbs = f->getArg(4), *mValid = f->getArg(5);
   const int vectors = d.ocVectors;
   const int64_t pixels = rows * cols;
+  const int kLanes = sh.lanes;
   auto* vt = FixedVectorType::get(c.f32, kLanes);
   std::vector<int64_t> inOff(static_cast<size_t>(pixels)), outOff(static_cast<size_t>(pixels));
   for (int64_t j = 0; j < pixels; ++j) {
@@ -256,7 +261,7 @@ Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_
         }
         auto* v4 = FixedVectorType::get(c.f32, 4);
         for (int v = 0; v < vectors; ++v) {
-          // Channel ch of vector v: its run of q pixels at base + (v·16 + ch)·hw + outOff[j0].
+          // Channel ch of vector v: its run of q pixels at base + (v·lanes + ch)·hw + outOff[j0].
           auto channelRun = [&](Value* base, int64_t ch) {
             return floatGep(b, base,
                             c.c64((int64_t(v) * kLanes + ch) * sh.hw + outOff[size_t(j0)]));
@@ -267,8 +272,8 @@ Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_
             if (found == operands.end()) {
               std::array<Value*, 4> byChannel{};
               for (int k = 0; k < 4; ++k) {
-                Value* parts[4];
-                for (int lane = 0; lane < 4; ++lane) {
+                SmallVector<Value*, 4> parts(size_t(kLanes / 4));
+                for (int lane = 0; lane < kLanes / 4; ++lane) {
                   Value* at = channelRun(residualBase[size_t(arg)], 4 * lane + k);
                   parts[lane] =
                       runMask ? static_cast<Value*>(b.CreateMaskedLoad(
@@ -277,7 +282,7 @@ Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_
                 }
                 byChannel[size_t(k)] = concatLanes(b, parts);
               }
-              found = operands.emplace(arg, transposeLanes4x4(b, byChannel)).first;
+              found = operands.emplace(arg, transposeLanes4x4(b, byChannel, kLanes)).first;
             }
             return found->second[size_t(p)];
           };
@@ -296,9 +301,9 @@ Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_
                                                    Align(4), "row.operand");
                                              return operandPixel(arg, p);
                                            });
-          std::array<Value*, 4> byChannel = transposeLanes4x4(b, results);
+          std::array<Value*, 4> byChannel = transposeLanes4x4(b, results, kLanes);
           for (int k = 0; k < 4; ++k)
-            for (int lane = 0; lane < 4; ++lane) {
+            for (int lane = 0; lane < kLanes / 4; ++lane) {
               Value* part = b.CreateShuffleVector(
                   byChannel[size_t(k)],
                   ArrayRef<int>{4 * lane, 4 * lane + 1, 4 * lane + 2, 4 * lane + 3});

@@ -11,7 +11,6 @@ namespace fb::cg {
 
 namespace {
 
-constexpr int64_t kLanes = 16;
 /// Work items to aim for per thread: dynamic claiming stays balanced on a shared core.
 constexpr int64_t kItemsPerThread = 4;
 /// The largest padded input slice a work item copies onto the worker's stack.
@@ -22,11 +21,18 @@ int64_t ceilDiv(int64_t a, int64_t b) {
 }
 
 /// The widest pixel tile for `vectors` channel vectors: accumulators, the weight vectors and
-/// the broadcast inputs stay within 31 of the 32 registers. With unit stride the taps of one
-/// filter row share their inputs (pixel j's tap kw is pixel j+1's tap kw-1), and LLVM keeps
-/// the `pixels + shared` broadcasts live across those taps; more would spill accumulators.
-int64_t maxTilePixels(int vectors, int64_t shared) {
-  return std::clamp<int64_t>((31 - vectors - shared) / (vectors + 1), 1, 28);
+/// the broadcast inputs stay within all but one of the `registers`. With unit stride the taps of
+/// one filter row share their inputs (pixel j's tap kw is pixel j+1's tap kw-1), and LLVM keeps the
+/// `pixels + shared` broadcasts live across those taps; more would spill accumulators.
+int64_t maxTilePixels(int vectors, int64_t shared, int registers) {
+  // With 16 registers, keeping a broadcast per pixel live leaves 2-6 accumulators: too few to
+  // cover the FMA latency. There the unit-stride tile is sized by its accumulators alone, up to
+  // 12 (LLVM reloads the shared broadcasts): 64→64 3×3 on 16×16 as AVX2 code, 2 threads,
+  // 133 → 93 µs; strided tiles (no shared broadcasts) were faster as they were (7×7/2 stem
+  // 105 against 127 µs).
+  if (registers < 32 && shared > 0)
+    return std::clamp<int64_t>((registers - 4) / vectors, 1, 28);
+  return std::clamp<int64_t>((registers - 1 - vectors - shared) / (vectors + 1), 1, 28);
 }
 
 /// Cycles of one tap of a tile of `pixels` pixels and `vectors` channel vectors on a core with
@@ -44,10 +50,12 @@ struct TileShape {
 
 /// The tile for `vectors`: a row split into nearly equal segments of at most maxTilePixels, or
 /// whole rows stacked when a row is shorter; its cost is the sum over all tiles of the image.
-TileShape shapeFor(int vectors, int64_t shared, int64_t m, int64_t outH, int64_t outW) {
+TileShape shapeFor(int vectors, int64_t shared, int64_t m, int64_t outH, int64_t outW,
+                   int registers) {
+  const int64_t kLanes = int64_t(vectorLanes(registers));
   TileShape t;
   t.vectors = vectors;
-  const int64_t most = maxTilePixels(vectors, shared);
+  const int64_t most = maxTilePixels(vectors, shared, registers);
   const int64_t segments = ceilDiv(outW, most);
   t.cols = ceilDiv(outW, segments);
   t.rows = t.cols == outW ? std::clamp<int64_t>(most / outW, 1, outH) : 1;
@@ -72,7 +80,7 @@ TileShape shapeFor(int vectors, int64_t shared, int64_t m, int64_t outH, int64_t
 /// a short K (a first layer on 3 or 4 channels: 27 products per output do not pay for the
 /// tile's scatters; im2col ran 3.4× faster), nor where the scatter's 16 lanes are a multiple of
 /// 4 KiB apart (a 32×32 or 64×64 map: all in one L1 set) unless K is long enough to hide it.
-bool directConvWins(const ConvGeometry& g) {
+bool directConvWins(const ConvGeometry& g, int registers) {
   const int64_t m = g.outChannels / g.groups;
   const int64_t k = g.inChannels / g.groups * g.kernelH * g.kernelW;
   const bool oneSet = (g.outH * g.outW * 4) % 4096 == 0;
@@ -107,10 +115,18 @@ bool directConvWins(const ConvGeometry& g) {
   // Grouped 3×3 layers of at least 16 channels per group (ResNeXt's 32 groups of 16 on 4×4
   // and of 32 on 2×2; the im2col GEMM runs 32 tiny GEMMs, each packing its slice of the input):
   // isolated, 2 threads, 12 µs direct against 31-39 as im2col, 20-22 against 43-52 (2026-11-28).
-  // Groups of 8 channels were even, of 4 (ResNeXt's layer1, 128 channels on 16×16) 18% slower,
-  // since a tile's 16 lanes then hold 4 live channels.
-  if (g.groups > 1)
-    return g.kernelH * g.kernelW > 1 && m >= 16 && k >= 128 && (!oneSet || k >= 512);
+  // Groups of 8 channels (RegNet's) on maps over 16×16: 224 channels in 28 groups on 14×14
+  // 80 → 50 µs, 56 in 7 on 28×28 88 → 50; on 8×8 and 16×16 even. Groups of 4 (ResNeXt's
+  // layer1, 128 channels on 16×16) 18% slower, a tile's 16 lanes then holding 4 live channels.
+  // With AVX2's 8-channel ymm tiles groups of 8 win everywhere (as AVX2 code on the same host:
+  // 14×14 145 → 42 µs, 28×28 128 → 43, 8×8 24 → 17, ResNeXt's 32 of 32 on 2×2 49 → 20).
+  if (g.groups > 1) {
+    const bool wideGroups = registers >= 32 ? m >= 16 || (m >= 8 && outputs > 256) : m >= 8;
+    return g.kernelH * g.kernelW > 1 && wideGroups && k >= 64 && (!oneSet || k >= 512);
+  }
+  // The other rules were measured on AVX-512 only.
+  if (registers < 32)
+    return false;
   return g.groups == 1 && (g.kernelH * g.kernelW > 1 || weightBound || pointwise) && m >= 16 &&
          k >= 128 && (!oneSet || k >= 512) &&
          (m <= 32 || (m <= 48 && outputs <= 256) || shortReduction || weightBound || smallMap ||
@@ -126,7 +142,7 @@ float elementAt(const Tensor& t, int64_t offset) {
 } // namespace
 
 bool directConvApplies(const GemmSpec& spec, int registers) {
-  if (!spec.conv || !spec.constantA || registers < 32 || isDepthwise(spec) ||
+  if (!spec.conv || !spec.constantA || registers < 16 || isDepthwise(spec) ||
       spec.pooling != GemmSpec::Pooling::None ||
       (spec.bias != GemmSpec::Bias::None && spec.bias != GemmSpec::Bias::PerRow))
     return false;
@@ -151,6 +167,8 @@ DirectConvLayout planDirectConv(const GemmSpec& spec, int threads) {
   if (threads <= 0)
     threads = int(std::max(1u, std::thread::hardware_concurrency()));
   const int64_t m = g.outChannels / g.groups;
+  const int registers = spec.vectorRegisters > 0 ? spec.vectorRegisters : hostVectorRegisters();
+  const int64_t kLanes = int64_t(vectorLanes(registers));
   TileShape best;
   // A schedule's `mr` (16, 32, 48 or 64 output channels) fixes the tile's vectors.
   int asked = spec.mr % kLanes == 0 && spec.mr >= kLanes && spec.mr <= 4 * kLanes
@@ -179,12 +197,13 @@ DirectConvLayout planDirectConv(const GemmSpec& spec, int threads) {
     if (asked != 0 && v != asked)
       continue;
     const int64_t shared = g.strideW == 1 ? std::min<int64_t>(g.kernelW - 1, 8) : 0;
-    TileShape t = shapeFor(v, shared, m, g.outH, g.outW);
+    TileShape t = shapeFor(v, shared, m, g.outH, g.outW, registers);
     // Ties go to more vectors: fewer passes over the input.
     if (best.cost == 0 || t.cost <= best.cost)
       best = t;
   }
   DirectConvLayout d;
+  d.lanes = int(kLanes);
   d.ocVectors = best.vectors;
   d.tileRows = int(best.rows);
   d.tileCols = int(best.cols);
@@ -211,20 +230,21 @@ Expected<bool> prepareDirectConv(Kernel& kernel) {
   if (s.direct)
     return true;
   const int registers = s.vectorRegisters > 0 ? s.vectorRegisters : hostVectorRegisters();
+  const int64_t kLanes = int64_t(vectorLanes(registers));
   // A schedule's mr of 16-64 channels sets the direct tile (the GUI's schedule form offers it);
   // any other GEMM blocking asks for the im2col GEMM.
   const bool directBlocking =
       s.nr == 0 && s.mc == 0 && s.kc == 0 && s.nc == 0 &&
       (s.mr == 0 || (s.mr % kLanes == 0 && s.mr >= kLanes && s.mr <= 4 * kLanes));
   if (s.algorithm == ConvAlgorithm::Auto &&
-      !(directConvApplies(s, registers) && directConvWins(*s.conv) && directBlocking))
+      !(directConvApplies(s, registers) && directConvWins(*s.conv, registers) && directBlocking))
     return false;
   if (s.algorithm != ConvAlgorithm::Auto && s.algorithm != ConvAlgorithm::Direct)
     return false;
   if (!directConvApplies(s, registers))
     return makeError("kernel ", kernel.name,
                      ": the direct convolution needs constant weights, a bias per channel or "
-                     "none, and an AVX-512 target (32 vector registers, scatters)");
+                     "none, and an AVX2 or AVX-512 target");
   const ConvGeometry& g = *s.conv;
   DirectConvLayout d = planDirectConv(s);
   const bool padded = g.padTop > 0 || g.padLeft > 0 || d.paddedH > g.inH || d.paddedW > g.inW;
@@ -242,7 +262,7 @@ Expected<bool> prepareDirectConv(Kernel& kernel) {
 
   // [groups][channel blocks][Cin/groups][KH][KW][16·vectors], zero past the group's channels.
   const int64_t m = g.outChannels / g.groups, cinG = g.inChannels / g.groups;
-  const int64_t taps = g.kernelH * g.kernelW, width = kLanes * d.ocVectors;
+  const int64_t taps = g.kernelH * g.kernelW, width = d.lanes * d.ocVectors;
   Tensor packed(DType::F32, {g.groups * d.channelBlocks * cinG * taps * width});
   auto out = packed.mutableData<float>();
   const Tensor& w = *s.constantA;
@@ -289,8 +309,9 @@ Expected<std::string> describeDirectConv(const Kernel& kernel) {
     os << " dilation " << g.dilationH << 'x' << g.dilationW;
   if (g.groups != 1)
     os << " groups " << g.groups;
-  os << ": register tile " << d.ocVectors * kLanes << " channels (" << d.ocVectors << " zmm) x "
-     << d.tileRows << 'x' << d.tileCols << " pixels, input broadcast per tap, "
+  os << ": register tile " << d.ocVectors * d.lanes << " channels (" << d.ocVectors
+     << (d.lanes == 16 ? " zmm) x " : " ymm) x ") << d.tileRows << 'x' << d.tileCols
+     << " pixels, input broadcast per tap, "
      << "weights packed at compile time, "
      << (d.localRows > 0    ? "input rows copied per item into a zero-bordered slice, "
          : d.paddedArg >= 0 ? "input copied into a zero-bordered plane, "

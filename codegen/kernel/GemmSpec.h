@@ -79,16 +79,18 @@ struct ConvGeometry {
 enum class ConvAlgorithm { Auto, Im2col, Winograd, Direct };
 
 /// A convolution computed directly from its input, set by prepareDirectConv
-/// (codegen/gemm/DirectConv.h): no im2col. The register tile holds `ocVectors` vectors of 16
-/// output channels by `tileRows` × `tileCols` output pixels; each tap of each input channel
-/// loads the tile's weight vectors once and broadcasts one input element per pixel. Weights are
-/// packed at compile time as [groups][channel blocks][Cin/groups][KH][KW][16·ocVectors]; a padded
+/// (codegen/gemm/DirectConv.h): no im2col. The register tile holds `ocVectors` vectors of
+/// `lanes` output channels (16 in a zmm with AVX-512, 8 in a ymm with AVX2) by `tileRows` ×
+/// `tileCols` output pixels; each tap of each input channel loads the tile's weight vectors once
+/// and broadcasts one input element per pixel. Weights are packed at compile time as
+/// [groups][channel blocks][Cin/groups][KH][KW][lanes·ocVectors]; a padded
 /// input is first copied, borders zeroed, into a Scratch argument, so the tile loop has no
 /// bounds checks.
 struct DirectConvLayout {
-  int ocVectors = 2;                ///< 16-channel vectors per tile (1..4)
+  int lanes = 16;                   ///< floats per vector: 16 (AVX-512) or 8 (AVX2)
+  int ocVectors = 2;                ///< vectors of `lanes` channels per tile (1..4)
   int tileRows = 1, tileCols = 14;  ///< output pixels of the register tile
-  int64_t channelBlocks = 0;        ///< ceil(M / (16·ocVectors)) per group
+  int64_t channelBlocks = 0;        ///< ceil(M / (lanes·ocVectors)) per group
   int64_t tileRowsPerItem = 1;      ///< tile rows (of tileRows output rows) per work item
   int64_t rowItems = 1;             ///< work items down one image
   int64_t paddedH = 0, paddedW = 0; ///< the input plane the tiles read (padded or not)
