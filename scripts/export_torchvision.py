@@ -18,6 +18,7 @@ import torchvision
 
 MODELS = {
     "resnet18": lambda: torchvision.models.resnet18(weights=None),
+    "resnet50": lambda: torchvision.models.resnet50(weights=None),
     "mobilenet_v2": lambda: torchvision.models.mobilenet_v2(weights=None),
     "mobilenet_v3_small": lambda: torchvision.models.mobilenet_v3_small(weights=None),
     "squeezenet1_0": lambda: torchvision.models.squeezenet1_0(weights=None),

@@ -13,6 +13,13 @@ namespace {
 
 /// Work items to aim for per thread: dynamic claiming stays balanced on a shared core.
 constexpr int64_t kItemsPerThread = 4;
+/// The most weight bytes one channel block's tiles may cycle through: a work item runs its tiles
+/// one after another over the same block of packed weights (every input channel and tap for the
+/// tile's output channels), which stays in L2 only while it is this small. ResNet-18's 512→512
+/// 3×3 layers on 7×7 (K = 4608) inside the model, 2 threads, 2-core Zen 5 (1 MiB L2 per core):
+/// 64-channel blocks (1.2 MB) 1000-1150 µs, 32 (590 KB) 800, 16 (295 KB) 765; its stride-2
+/// 256→512 (K = 2304) 32 channels (295 KB) 390 µs, 16 425.
+constexpr int64_t kMaxWeightBlockBytes = int64_t(320) << 10;
 /// The largest padded input slice a work item copies onto the worker's stack.
 constexpr int64_t kMaxLocalPaddingBytes = int64_t(512) << 10;
 
@@ -45,6 +52,7 @@ double tapCycles(int vectors, int64_t pixels) {
 struct TileShape {
   int vectors = 1;
   int64_t rows = 1, cols = 1;
+  int64_t tiles = 1; ///< per image, group and channel block
   double cost = 0;
 };
 
@@ -67,6 +75,7 @@ TileShape shapeFor(int vectors, int64_t shared, int64_t m, int64_t outH, int64_t
                                  : double(segments - 1) * tapCycles(vectors, lastRows * t.cols) +
                                        tapCycles(vectors, lastRows * lastCols);
   t.cost = double(ceilDiv(m, kLanes * vectors)) * (double(fullRows) * perRow + perLast);
+  t.tiles = ceilDiv(outH, t.rows) * segments;
   return t;
 }
 
@@ -89,7 +98,8 @@ bool directConvWins(const ConvGeometry& g, int registers) {
   // There 1×1 layers gain too (DenseNet-121's 40 bottlenecks on 4×4 and 2×2: 2.04 → 1.85 ms).
   // More channels only where each weight meets at most 16 outputs: ResNet-18's 256- and
   // 512-channel layers on 4×4 and 2×2 (64×64 input) ran twice as fast direct, GoogLeNet's
-  // 208-288-channel 3×3 layers on 6×6 slower (43 → 51 µs).
+  // 208-288-channel 3×3 layers on 6×6 slower (43 → 51 µs) with the 4-vector blocks of then
+  // (smallMap below takes them now, in blocks whose weights fit L2).
   const int64_t outputs = g.outH * g.outW;
   const bool weightBound = outputs < 64 && (m <= 192 || outputs <= 16);
   // Up to 64 channels on maps of at most 16×16 when the reduction is short (K < 256), which
@@ -101,7 +111,20 @@ bool directConvWins(const ConvGeometry& g, int registers) {
   // GoogLeNet −6 to −10%, Inception-v3 −3 to −7%, DenseNet −2%, SqueezeNet ±3%; its 32→128
   // layer on 14×14, 82 µs as Winograd, 62 direct). Longer reductions keep Winograd or im2col:
   // AlexNet's 13×13 layers (K 1728-3456) ran 4.5% slower direct, VGG-11's 14×14 (K 4608) 6%.
-  const bool smallMap = outputs <= 256 && g.kernelH * g.kernelW >= 9 && k <= 1536;
+  // On maps under 8×8 longer reductions too, once a channel block's weights fit L2
+  // (kMaxWeightBlockBytes): ResNet-18's 512→512 layers on 7×7 at 224×224 (K = 4608), F(2×2)
+  // Winograd reading 16/9 of the weights, 930 → 730 µs inside the model (ORT 680).
+  const bool smallMap = outputs <= 256 && g.kernelH * g.kernelW >= 9 && (k <= 1536 || outputs < 64);
+  // Strided layers (no Winograd there): the im2col GEMM first gathers a strided copy of the
+  // input. Inside the models, 2 threads (2026-11-28): ResNet-18's 3×3/2 64→128 on 28×28
+  // 464 → 341 µs, 256→512 on 7×7 540 → 373, its 1×1/2 downsamples 76 → 52 and 72 → 54 µs;
+  // AlexNet's 11×11/4 stem (K = 363) 660 → 440 µs; ResNet-50's 3×3/2 layers 989 → 708,
+  // 927 → 685 and 1066 → 939 µs. Not the 7×7/2 stems on 3 channels (K = 147): SqueezeNet's
+  // 1094 → 1295 µs, ResNet-18's and GoogLeNet's 5% faster. Nor 1×1/2 layers with a long K or
+  // a larger map: ResNet-50's downsamples (K 256-1024 on 28×28 to 7×7) 2-5% slower.
+  const bool strided = (g.strideH > 1 || g.strideW > 1) &&
+                       (g.kernelH * g.kernelW > 1 ? g.inChannels / g.groups >= 16 || k >= 256
+                                                  : k <= 256 && outputs <= 256);
   // Pointwise layers with K ≥ 128 of at least 128 channels on maps of at most 8×8, or of at
   // least 256 on maps of at most 16×16: the im2col GEMM packs the input once per run in a
   // phase of its own, each thread then reading the half the other packed; direct reads the
@@ -127,10 +150,10 @@ bool directConvWins(const ConvGeometry& g, int registers) {
   // The other rules were measured on AVX-512 only.
   if (registers < 32)
     return false;
-  return g.groups == 1 && (g.kernelH * g.kernelW > 1 || weightBound || pointwise) && m >= 16 &&
-         k >= 128 && (!oneSet || k >= 512) &&
+  return g.groups == 1 && (g.kernelH * g.kernelW > 1 || weightBound || pointwise || strided) &&
+         m >= 16 && k >= 128 && (!oneSet || k >= 512) &&
          (m <= 32 || (m <= 48 && outputs <= 256) || shortReduction || weightBound || smallMap ||
-          pointwise);
+          pointwise || strided);
 }
 
 float elementAt(const Tensor& t, int64_t offset) {
@@ -179,6 +202,11 @@ DirectConvLayout planDirectConv(const GemmSpec& spec, int threads) {
   // them stream all the weights. Then channel blocks go to the threads instead: the fewest
   // vectors that give each thread a block of its own (128→32 on 4×4, weights cold: 10 → 7.8 µs).
   const bool weightBound = g.outH * g.outW < 64 && asked == 0;
+  const int64_t shared = g.strideW == 1 ? std::min<int64_t>(g.kernelW - 1, 8) : 0;
+  const int64_t blockBytesPerVector =
+      kLanes * (g.inChannels / g.groups) * g.kernelH * g.kernelW * int64_t(sizeof(float));
+  const int mostVectors =
+      int(std::clamp<int64_t>(kMaxWeightBlockBytes / blockBytesPerVector, 1, 4));
   if (weightBound) {
     // When the widest tile's channel blocks do not divide among the threads, take the tile of
     // down to half its vectors whose blocks spread best (fewest vectors on the busiest thread;
@@ -192,12 +220,16 @@ DirectConvLayout planDirectConv(const GemmSpec& spec, int threads) {
       for (int v = widest - 1; v >= (widest + 1) / 2; --v)
         if (busiest(v) <= busiest(asked))
           asked = v;
+    // A block's weights that outgrow L2 are reread from farther away by each of its tiles.
+    if (asked > mostVectors && shapeFor(asked, shared, m, g.outH, g.outW, registers).tiles > 1)
+      asked = mostVectors;
   }
   for (int v = 1; v <= 4; ++v) {
     if (asked != 0 && v != asked)
       continue;
-    const int64_t shared = g.strideW == 1 ? std::min<int64_t>(g.kernelW - 1, 8) : 0;
     TileShape t = shapeFor(v, shared, m, g.outH, g.outW, registers);
+    if (asked == 0 && v > mostVectors && t.tiles > 1)
+      continue;
     // Ties go to more vectors: fewer passes over the input.
     if (best.cost == 0 || t.cost <= best.cost)
       best = t;

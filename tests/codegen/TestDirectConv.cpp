@@ -270,6 +270,16 @@ std::vector<ConvCase> cases() {
     c.cin = 192, c.cout = 256, c.h = c.w = 8, c.kh = c.kw = 1, c.residual = c.relu = true;
     c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
   });
+  add("320->64 on 7x7 (K 2880): one vector per block, its weights within L2",
+      [](ConvCase& c) { c.cin = 320, c.cout = 64, c.h = c.w = 7, c.residual = c.relu = true; });
+  add("1x1 stride 2 128->64 on 14x14 (a downsample)", [](ConvCase& c) {
+    c.cin = 128, c.cout = 64, c.h = c.w = 14, c.kh = c.kw = 1, c.sh = c.sw = 2;
+    c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
+  });
+  add("11x11 stride 4 on 3 channels (AlexNet's stem)", [](ConvCase& c) {
+    c.cin = 3, c.cout = 32, c.h = c.w = 39, c.kh = c.kw = 11, c.sh = c.sw = 4, c.relu = true;
+    c.padTop = c.padLeft = c.padBottom = c.padRight = 2;
+  });
   add("512 channels on 4x100: the padded plane is a Scratch phase",
       [](ConvCase& c) { c.cin = 512, c.cout = 16, c.h = 4, c.w = 100, c.residual = true; });
   return v;
@@ -430,11 +440,12 @@ private Q_SLOTS:
       auto r = prepareDirectConv(p.kernel);
       return r.ok() && *r;
     };
-    // Wider than 192 channels only where each weight meets at most 16 outputs: ResNet's
-    // 256 -> 256 3x3 on 4x4 is direct, GoogLeNet's 208 -> 208 on 6x6 stays a GEMM.
+    // Maps under 8x8: ResNet's 256 -> 256 3x3 on 4x4 is direct, and 208 -> 208 on 6x6 (K =
+    // 1872) too since a block's weights stay within L2 (a chain of twelve such layers, 2
+    // threads: 3.03 ms direct, 3.32 as Winograd).
     QVERIFY(autoChooses(256, 256, 4));
     QVERIFY(autoChooses(512, 512, 2));
-    QVERIFY(!autoChooses(208, 208, 6));
+    QVERIFY(autoChooses(208, 208, 6));
     QVERIFY(autoChooses(192, 192, 6));
     // Up to 64 channels on 16x16 and smaller maps when the reduction is short: SqueezeNet's
     // 16 -> 64 3x3 on 14x14 (K = 144) is direct, but not on 28x28.
@@ -445,18 +456,36 @@ private Q_SLOTS:
     // 13x13 (K = 3456), VGG's 512 -> 512 on 14x14 and anything on 28x28 are not.
     QVERIFY(autoChooses(64, 64, 16));
     QVERIFY(autoChooses(128, 128, 8));
+    // Under 8x8 any K: ResNet's 512 -> 512 on 7x7 (K = 4608), in blocks of one vector, whose
+    // 295 KB of weights stay in L2 while the block's tiles run (four vectors were 1.2 MB).
+    QVERIFY(autoChooses(512, 512, 7));
+    {
+      ConvCase c;
+      c.cin = c.cout = 512, c.h = c.w = 7;
+      Problem p = makeProblem(c);
+      p.kernel.gemm->algorithm = ConvAlgorithm::Auto;
+      auto r = prepareDirectConv(p.kernel);
+      QVERIFY(r.ok() && *r);
+      QCOMPARE(p.kernel.gemm->direct->ocVectors, 1);
+      // A short K keeps the widest tile.
+      ConvCase s;
+      s.cin = 64, s.cout = 64, s.h = s.w = 16;
+      Problem q = makeProblem(s);
+      auto rs = prepareDirectConv(q.kernel);
+      QVERIFY(rs.ok() && *rs);
+      QCOMPARE(q.kernel.gemm->direct->ocVectors, 4);
+    }
     QVERIFY(!autoChooses(384, 256, 13));
     QVERIFY(!autoChooses(512, 512, 14));
     QVERIFY(!autoChooses(64, 64, 28));
     // Grouped 3x3 layers of at least 16 channels per group: ResNeXt's 512 channels in 32
     // groups on 4x4 are direct, its 128 in 32 groups of 4 on 16x16 stay im2col.
     auto autoChoosesLayer = [](int64_t cin, int64_t cout, int64_t hw, int64_t k, int64_t groups,
-                               int registers = 32) {
+                               int registers = 32, int64_t stride = 1) {
       ConvCase c;
       c.cin = cin, c.cout = cout, c.h = c.w = hw, c.kh = c.kw = k, c.groups = groups;
-      c.registers = registers;
-      if (k == 1)
-        c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
+      c.registers = registers, c.sh = c.sw = stride;
+      c.padTop = c.padLeft = c.padBottom = c.padRight = k / 2;
       Problem p = makeProblem(c);
       p.kernel.gemm->algorithm = ConvAlgorithm::Auto;
       auto r = prepareDirectConv(p.kernel);
@@ -480,6 +509,15 @@ private Q_SLOTS:
     QVERIFY(!autoChoosesLayer(256, 128, 16, 1, 1));
     QVERIFY(!autoChoosesLayer(64, 256, 8, 1, 1));
     QVERIFY(!autoChoosesLayer(256, 512, 28, 1, 1));
+    // Strided layers: 3x3/2 of 16+ input channels and 1x1/2 with K <= 256 on maps up to 16x16
+    // are direct; not the 7x7/2 stem on 3 channels (K = 147) nor ResNet-50's 1x1/2 256 -> 512
+    // on 28x28; AlexNet's 11x11/4 stem (K = 363) is.
+    QVERIFY(autoChoosesLayer(64, 128, 56, 3, 1, 32, 2));
+    QVERIFY(autoChoosesLayer(256, 512, 14, 3, 1, 32, 2));
+    QVERIFY(autoChoosesLayer(128, 256, 28, 1, 1, 32, 2));
+    QVERIFY(!autoChoosesLayer(256, 512, 56, 1, 1, 32, 2));
+    QVERIFY(!autoChoosesLayer(3, 64, 224, 7, 1, 32, 2));
+    QVERIFY(autoChoosesLayer(3, 64, 224, 11, 1, 32, 4));
     // An AVX2 target computes it when asked, in 8-channel ymm tiles; Auto does not take it.
     Problem avx2 = makeProblem(cases()[0]);
     avx2.kernel.gemm->vectorRegisters = 16;
