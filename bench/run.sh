@@ -6,7 +6,7 @@
 #                [MODEL.onnx ...]
 #
 # Without models it benchmarks the samples/*.onnx models. --torchvision also exports
-# resnet18, mobilenet_v2, squeezenet1_0 and efficientnet_b0 (random weights) with
+# resnet18, resnet50, mobilenet_v2, squeezenet1_0 and efficientnet_b0 (random weights) with
 # scripts/export_torchvision.py into
 # $FUSEBOX_BENCH_CACHE/tv and adds them. --cpu NAME (znver2, haswell) adds a column with each
 # model compiled for that CPU's code path (AVX2 without AVX-512) and timed on this host. --int8
@@ -60,7 +60,7 @@ if [[ ${#models[@]} -eq 0 ]]; then
   for m in "$root"/samples/*.onnx; do models+=("$m"); done
 fi
 if [[ $torchvision -eq 1 ]]; then
-  for m in resnet18 mobilenet_v2 squeezenet1_0 efficientnet_b0; do
+  for m in resnet18 resnet50 mobilenet_v2 squeezenet1_0 efficientnet_b0; do
     [[ -f "$cache/tv/$m.onnx" ]] || "$python" "$root/scripts/export_torchvision.py" "$cache/tv" "$m" >&2
     models+=("$cache/tv/$m.onnx")
   done
