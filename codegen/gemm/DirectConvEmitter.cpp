@@ -248,10 +248,6 @@ Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t run = 0; run < runs; ++run) {
         const int64_t j0 = r * cols + run * 4, q = std::min<int64_t>(4, cols - run * 4);
-        if (q == 1) {
-          scatterPixel(j0);
-          continue;
-        }
         Value* runMask = nullptr;
         if (q < 4) {
           SmallVector<Constant*, 4> bits;
@@ -316,23 +312,18 @@ Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_
         }
       }
   };
-  if (cols == 1) {
-    for (int64_t j = 0; j < pixels; ++j)
-      scatterPixel(j);
-  } else {
-    BasicBlock* whole = BasicBlock::Create(c.ctx, "store.runs", f);
-    BasicBlock* partial = BasicBlock::Create(c.ctx, "store.scatter", f);
-    BasicBlock* done = BasicBlock::Create(c.ctx, "store.done", f);
-    b.CreateCondBr(b.CreateICmpEQ(mValid, c.c64(sh.width)), whole, partial);
-    b.SetInsertPoint(whole);
-    transposedRuns();
-    b.CreateBr(done);
-    b.SetInsertPoint(partial);
-    for (int64_t j = 0; j < pixels; ++j)
-      scatterPixel(j);
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
-  }
+  BasicBlock* whole = BasicBlock::Create(c.ctx, "store.runs", f);
+  BasicBlock* partial = BasicBlock::Create(c.ctx, "store.scatter", f);
+  BasicBlock* done = BasicBlock::Create(c.ctx, "store.done", f);
+  b.CreateCondBr(b.CreateICmpEQ(mValid, c.c64(sh.width)), whole, partial);
+  b.SetInsertPoint(whole);
+  transposedRuns();
+  b.CreateBr(done);
+  b.SetInsertPoint(partial);
+  for (int64_t j = 0; j < pixels; ++j)
+    scatterPixel(j);
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
   b.CreateRetVoid();
   return f;
 }

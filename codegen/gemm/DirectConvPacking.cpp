@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 namespace fb::cg {
 
@@ -47,6 +48,30 @@ int64_t maxTilePixels(int vectors, int64_t shared, int registers) {
 /// latency of 4 cycles when there are too few accumulators to cover it.
 double tapCycles(int vectors, int64_t pixels) {
   return std::max({double(vectors * pixels) / 2.0, double(vectors + pixels) / 3.0, 4.0});
+}
+
+/// Tile rows per work item: of the splits into `want` to twice as many row blocks, the one
+/// whose items (`outer` channel blocks × row blocks, claimed in order by whichever thread is
+/// free) keep the threads busiest; ties go to fewer items. Nine equal items on two threads
+/// leave one idle for a ninth of the time (SqueezeNet's stem: 3 channel blocks × 3 row blocks).
+int64_t balancedRowsPerItem(int64_t tileRows, int64_t outer, int threads, int64_t want) {
+  int64_t bestPer = ceilDiv(tileRows, want);
+  double bestSpan = 0;
+  for (int64_t n = want; n <= std::min(2 * want, tileRows); ++n) {
+    const int64_t per = ceilDiv(tileRows, n), items = ceilDiv(tileRows, per);
+    std::vector<int64_t> busy(size_t(std::max(threads, 1)), 0);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < items; ++i) {
+        auto next = std::min_element(busy.begin(), busy.end());
+        *next += i + 1 < items ? per : tileRows - (items - 1) * per;
+      }
+    const double span = double(*std::max_element(busy.begin(), busy.end()));
+    if (bestSpan == 0 || span < bestSpan) {
+      bestSpan = span;
+      bestPer = per;
+    }
+  }
+  return bestPer;
 }
 
 struct TileShape {
@@ -106,6 +131,15 @@ bool directConvWins(const ConvGeometry& g, int registers) {
   // leaves im2col's packing and Winograd's transforms little to amortize: SqueezeNet's 16→64
   // 3×3 layers on 14×14, 29 µs as im2col, 17 direct (the model −3.5%).
   const bool shortReduction = m <= 64 && outputs <= 256 && k < 256;
+  // Few input channels (32 to 48) under a 3×3 or wider filter, on any map: Winograd's
+  // transforms and products then move more memory than its short GEMMs save, which shows
+  // inside a model, where they meet cold caches (per kernel in the models, 2 threads,
+  // alternating binaries: SqueezeNet 1.0's expand layers at 224×224 32→128 on 54×54 906 → 750
+  // µs, on 27×27 342 → 196, 48→192 on 27×27 495 → 418; Inception-v3's 32→64 on 47×47 390 →
+  // 277; alone Winograd was the faster). With 16 inputs im2col stays (54×54: 214 against 223).
+  const int64_t cinG = g.inChannels / g.groups;
+  const bool fewInputs =
+      g.kernelH * g.kernelW >= 9 && cinG >= 32 && cinG <= 48 && g.strideH == 1 && g.strideW == 1;
   // Any number of channels for a 3×3 (or wider) filter on a map of at most 16×16 outputs when
   // K ≤ 1536 (measured 2026-11-28, alternating runs on a 2-core Zen 5: ResNet-18 −4 to −7%,
   // GoogLeNet −6 to −10%, Inception-v3 −3 to −7%, DenseNet −2%, SqueezeNet ±3%; its 32→128
@@ -119,11 +153,14 @@ bool directConvWins(const ConvGeometry& g, int registers) {
   // input. Inside the models, 2 threads (2026-11-28): ResNet-18's 3×3/2 64→128 on 28×28
   // 464 → 341 µs, 256→512 on 7×7 540 → 373, its 1×1/2 downsamples 76 → 52 and 72 → 54 µs;
   // AlexNet's 11×11/4 stem (K = 363) 660 → 440 µs; ResNet-50's 3×3/2 layers 989 → 708,
-  // 927 → 685 and 1066 → 939 µs. Not the 7×7/2 stems on 3 channels (K = 147): SqueezeNet's
-  // 1094 → 1295 µs, ResNet-18's and GoogLeNet's 5% faster. Nor 1×1/2 layers with a long K or
-  // a larger map: ResNet-50's downsamples (K 256-1024 on 28×28 to 7×7) 2-5% slower.
+  // 927 → 685 and 1066 → 939 µs. The 7×7/2 stems on 3 channels (K = 147) too, since their
+  // tiles count the broadcasts the taps share and single pixels leave without a scatter
+  // (2026-12-07, per kernel inside the models: ResNet-18's 891 → 719 µs, SqueezeNet's
+  // 1349 → 1231; before, SqueezeNet's spilled and ran 20% slower than im2col). Not 1×1/2
+  // layers with a long K or a larger map: ResNet-50's downsamples (K 256-1024 on 28×28 to
+  // 7×7) 2-5% slower. Not a 3×3/2 stem (K = 27).
   const bool strided = (g.strideH > 1 || g.strideW > 1) &&
-                       (g.kernelH * g.kernelW > 1 ? g.inChannels / g.groups >= 16 || k >= 256
+                       (g.kernelH * g.kernelW > 1 ? g.inChannels / g.groups >= 16 || k >= 128
                                                   : k <= 256 && outputs <= 256);
   // Pointwise layers with K ≥ 128 of at least 128 channels on maps of at most 8×8, or of at
   // least 256 on maps of at most 16×16: the im2col GEMM packs the input once per run in a
@@ -153,7 +190,7 @@ bool directConvWins(const ConvGeometry& g, int registers) {
   return g.groups == 1 && (g.kernelH * g.kernelW > 1 || weightBound || pointwise || strided) &&
          m >= 16 && k >= 128 && (!oneSet || k >= 512) &&
          (m <= 32 || (m <= 48 && outputs <= 256) || shortReduction || weightBound || smallMap ||
-          pointwise || strided);
+          pointwise || strided || fewInputs);
 }
 
 float elementAt(const Tensor& t, int64_t offset) {
@@ -202,7 +239,13 @@ DirectConvLayout planDirectConv(const GemmSpec& spec, int threads) {
   // them stream all the weights. Then channel blocks go to the threads instead: the fewest
   // vectors that give each thread a block of its own (128→32 on 4×4, weights cold: 10 → 7.8 µs).
   const bool weightBound = g.outH * g.outW < 64 && asked == 0;
-  const int64_t shared = g.strideW == 1 ? std::min<int64_t>(g.kernelW - 1, 8) : 0;
+  // A strided tile shares broadcasts too: pixel j's tap kw is pixel j+1's tap kw - stride.
+  // On AVX-512 LLVM keeps them live as it does with unit stride, and a tile sized without them
+  // spills (SqueezeNet's 7×7/2 stem, 96 channels: 3 zmm × 7 pixels reloaded 114 values per
+  // input channel).
+  const int64_t shared = g.strideW == 1    ? std::min<int64_t>(g.kernelW - 1, 8)
+                         : registers >= 32 ? std::min<int64_t>((g.kernelW - 1) / g.strideW, 8)
+                                           : 0;
   const int64_t blockBytesPerVector =
       kLanes * (g.inChannels / g.groups) * g.kernelH * g.kernelW * int64_t(sizeof(float));
   // A strided tile shares no broadcasts between taps: with one vector it loads an input per
@@ -249,7 +292,9 @@ DirectConvLayout planDirectConv(const GemmSpec& spec, int threads) {
       weightBound ? 1
                   : std::clamp<int64_t>(ceilDiv(int64_t(threads) * kItemsPerThread, outer), 1,
                                         tileRowsTotal);
-  d.tileRowsPerItem = ceilDiv(tileRowsTotal, wantRowItems);
+  d.tileRowsPerItem = weightBound
+                          ? tileRowsTotal
+                          : balancedRowsPerItem(tileRowsTotal, outer, threads, wantRowItems);
   d.rowItems = ceilDiv(tileRowsTotal, d.tileRowsPerItem);
   const int64_t needH = (g.outH - 1) * g.strideH + (g.kernelH - 1) * g.dilationH + 1;
   const int64_t needW = (g.outW - 1) * g.strideW + (g.kernelW - 1) * g.dilationW + 1;

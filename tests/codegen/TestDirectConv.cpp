@@ -230,7 +230,7 @@ std::vector<ConvCase> cases() {
     c.residual = c.relu = c.channelScale = true;
   });
   // The transposed stores go in runs of up to 4 pixels of a row: runs of 3 and 2 (masked)
-  // and of 1 (a scatter), with a residual read the same way.
+  // and of 1 (single-lane stores), with a residual read the same way.
   add("residual on 7x7: runs of 4 and 3", [](ConvCase& c) {
     c.cin = 24, c.cout = 32, c.h = c.w = 7;
     c.residual = c.relu = true;
@@ -279,6 +279,11 @@ std::vector<ConvCase> cases() {
   add("11x11 stride 4 on 3 channels (AlexNet's stem)", [](ConvCase& c) {
     c.cin = 3, c.cout = 32, c.h = c.w = 39, c.kh = c.kw = 11, c.sh = c.sw = 4, c.relu = true;
     c.padTop = c.padLeft = c.padBottom = c.padRight = 2;
+  });
+  add("7x7 stride 2 stem, 96 channels unpadded, residual: runs of 4, 2 and 1", [](ConvCase& c) {
+    c.cin = 3, c.cout = 96, c.h = c.w = 39, c.kh = c.kw = 7, c.sh = c.sw = 2;
+    c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
+    c.residual = c.relu = true;
   });
   add("512 channels on 4x100: the padded plane is a Scratch phase",
       [](ConvCase& c) { c.cin = 512, c.cout = 16, c.h = 4, c.w = 100, c.residual = true; });
@@ -378,6 +383,20 @@ private Q_SLOTS:
     DirectConvLayout ed2 = planDirectConv(*e2.kernel.gemm, 2);
     QCOMPARE(ed2.ocVectors, 4);
     QCOMPARE(ed2.channelBlocks, int64_t(2));
+    // A strided tile counts the broadcasts its taps share (pixel j's tap kw is pixel j+1's tap
+    // kw - 2): ResNet's 7x7/2 stem takes 4 zmm x 4 pixels, SqueezeNet's 96-channel one a tile
+    // that leaves those broadcasts their registers (3 x 7 spilled), in items that divide
+    // among the threads (3 channel blocks x 4 row blocks, not x 3).
+    ConvCase stem;
+    stem.cin = 3, stem.cout = 64, stem.h = stem.w = 224, stem.kh = stem.kw = 7;
+    stem.sh = stem.sw = 2, stem.padTop = stem.padLeft = stem.padBottom = stem.padRight = 3;
+    DirectConvLayout sd = planDirectConv(*makeProblem(stem).kernel.gemm, 2);
+    QCOMPARE(sd.ocVectors, 4);
+    QCOMPARE(sd.tileCols, int64_t(4));
+    stem.cout = 96, stem.padTop = stem.padLeft = stem.padBottom = stem.padRight = 0;
+    DirectConvLayout sq = planDirectConv(*makeProblem(stem).kernel.gemm, 2);
+    QVERIFY(sq.ocVectors * sq.tileCols + sq.ocVectors + sq.tileCols + 3 <= 31);
+    QCOMPARE((sq.channelBlocks * sq.rowItems) % 2, int64_t(0));
   }
 
   /// A padded input too large to copy per work item goes through the Scratch plane phase.
@@ -475,6 +494,13 @@ private Q_SLOTS:
       QVERIFY(rs.ok() && *rs);
       QCOMPARE(q.kernel.gemm->direct->ocVectors, 4);
     }
+    // 32 to 48 input channels under a 3x3 filter on any map: SqueezeNet's expand layers
+    // (32 -> 128 on 54x54, 48 -> 192 on 27x27); not with 16 or 64 inputs (ResNet's 64 -> 64 on
+    // 56x56).
+    QVERIFY(autoChooses(32, 128, 54));
+    QVERIFY(autoChooses(48, 192, 27));
+    QVERIFY(!autoChooses(16, 64, 54));
+    QVERIFY(!autoChooses(64, 64, 56));
     QVERIFY(!autoChooses(384, 256, 13));
     QVERIFY(!autoChooses(512, 512, 14));
     QVERIFY(!autoChooses(64, 64, 28));
@@ -510,13 +536,14 @@ private Q_SLOTS:
     QVERIFY(!autoChoosesLayer(64, 256, 8, 1, 1));
     QVERIFY(!autoChoosesLayer(256, 512, 28, 1, 1));
     // Strided layers: 3x3/2 of 16+ input channels and 1x1/2 with K <= 256 on maps up to 16x16
-    // are direct; not the 7x7/2 stem on 3 channels (K = 147) nor ResNet-50's 1x1/2 256 -> 512
-    // on 28x28; AlexNet's 11x11/4 stem (K = 363) is.
+    // are direct, and stems with K >= 128 (ResNet's 7x7/2 on 3 channels, K = 147; AlexNet's
+    // 11x11/4, K = 363); not a 3x3/2 stem (K = 27) nor ResNet-50's 1x1/2 256 -> 512 on 28x28.
     QVERIFY(autoChoosesLayer(64, 128, 56, 3, 1, 32, 2));
     QVERIFY(autoChoosesLayer(256, 512, 14, 3, 1, 32, 2));
     QVERIFY(autoChoosesLayer(128, 256, 28, 1, 1, 32, 2));
     QVERIFY(!autoChoosesLayer(256, 512, 56, 1, 1, 32, 2));
-    QVERIFY(!autoChoosesLayer(3, 64, 224, 7, 1, 32, 2));
+    QVERIFY(autoChoosesLayer(3, 64, 224, 7, 1, 32, 2));
+    QVERIFY(!autoChoosesLayer(3, 32, 224, 3, 1, 32, 2));
     QVERIFY(autoChoosesLayer(3, 64, 224, 11, 1, 32, 4));
     // An AVX2 target computes it when asked, in 8-channel ymm tiles; Auto does not take it.
     Problem avx2 = makeProblem(cases()[0]);
