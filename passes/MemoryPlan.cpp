@@ -207,8 +207,8 @@ Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& opt
     const Node* producer = values[v]->producer();
     bool placedInPlace = false;
     OpCategory cat = producer->info().category;
-    if (options.inPlace && !isTarget[v] &&
-        (cat == OpCategory::Elementwise || cat == OpCategory::Broadcast)) {
+    const bool elementwise = cat == OpCategory::Elementwise || cat == OpCategory::Broadcast;
+    if (options.inPlace && !isTarget[v] && (elementwise || options.overwritesInput)) {
       for (const Value* in : producer->inputs()) {
         auto it = in ? index.find(in) : index.end();
         if (it == index.end() || in->type() != values[v]->type() || sliceTarget[it->second] >= 0)
@@ -216,6 +216,8 @@ Expected<MemoryPlan> planMemory(const Graph& graph, const MemoryPlanOptions& opt
         BufferGroup& g = groups[groupOf[it->second]];
         // The input must die here and its buffer must not already hold another result.
         if (plan.buffers[it->second].last != b.first || g.last != b.first)
+          continue;
+        if (!elementwise && !options.overwritesInput(b.first, *in))
           continue;
         g.last = b.last;
         groupOf[v] = groupOf[it->second];

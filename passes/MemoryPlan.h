@@ -4,6 +4,7 @@
 #include "core/Graph.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ struct MemoryPlanOptions {
   /// Every input must be an intermediate appearing once, not a slice of another Concat and
   /// not a Concat result with slices of its own; otherwise the Concat keeps its copies.
   bool concatInPlace = false;
+  /// Beyond elementwise ops: whether the step at top-level node index `step` may write its
+  /// result over input `input` (of the result's type, dying there). The CPU executor says yes
+  /// for a kernel whose fused epilogue reads that input element by element, each element just
+  /// before it stores the result over it (a residual Add after a convolution). Asked only when
+  /// everything else allows the pair, so a yes is the pair planned. Empty: never.
+  std::function<bool(int step, const Value& input)> overwritesInput;
 };
 
 /// A static memory plan: every intermediate with its offset, and the totals.

@@ -6,6 +6,7 @@
 #include "codegen/exec/MixedExecution.h"
 #include "codegen/exec/OnAllCores.h"
 #include "codegen/exec/SizeChecks.h"
+#include "codegen/gemm/EpilogueInPlace.h"
 #include "codegen/gemm/GemmEmitter.h"
 #include "codegen/gemm/Int8GemmEmitter.h"
 #include "codegen/llvm/Jit.h"
@@ -173,10 +174,23 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
   // 3. Memory: the plan's arena for intermediates, graph inputs/outputs per run.
   FB_TRY(stage("plan memory", 0.15));
   std::unordered_map<std::string, int64_t> arenaOffset, arenaSize;
+  std::set<size_t> epilogueInPlace; // kernels storing their result over an epilogue operand
   if (options.useMemoryPlan) {
     MemoryPlanOptions mpo;
     mpo.skipDynamic = true;
     mpo.concatInPlace = !gpu; // the GPU's places follow the CPU binding but run every kernel
+    // A convolution's residual Add stores its result over the residual where the generator
+    // reads each element just before storing it (cg::epilogueMayOverwrite): ResNet-50's
+    // bottleneck expansions then touch each line of the residual once. Not on the GPU, whose
+    // threads do not keep that order.
+    if (!gpu)
+      mpo.overwritesInput = [&](int step, const Value& in) {
+        if (step < 0 || size_t(step) >= kernels.size() ||
+            !epilogueMayOverwrite(kernels[size_t(step)], in.name()))
+          return false;
+        epilogueInPlace.insert(size_t(step));
+        return true;
+      };
     auto plan = planMemory(g, mpo);
     if (plan.ok()) {
       FB_ASSIGN_OR_RETURN(impl.arena,
@@ -199,6 +213,10 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
         stats.notes.push_back(std::to_string(inPlace.size()) +
                               " Concat(s) in place: their inputs are computed into their slices "
                               "of the result, nothing is copied");
+      if (!epilogueInPlace.empty())
+        stats.notes.push_back(std::to_string(epilogueInPlace.size()) +
+                              " kernel(s) store their result over their epilogue's operand (a "
+                              "residual Add in place)");
     } else {
       stats.notes.push_back("no memory plan (" + plan.error().message() +
                             "): one buffer per tensor");
@@ -454,6 +472,15 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
     auto m = buildKernelModule(*b.module.context, kernels[k], jo.target, eo, &b.generator, &b.note);
     if (!m.ok()) {
       b.error = m.error();
+      return;
+    }
+    // The plan put this kernel's result over an epilogue operand on the generator's word that
+    // it reads each element before storing it; a loop nest taken instead does not promise that.
+    if (epilogueInPlace.count(k) && b.generator == KernelGenerator::Loops) {
+      b.error = makeError("kernel ", kernels[k].name,
+                          ": its result was planned over its "
+                          "epilogue operand, but it compiled as a loop nest (",
+                          b.note, "); compile without the memory plan");
       return;
     }
     b.module.module = std::move(*m);

@@ -267,6 +267,38 @@ private Q_SLOTS:
     QVERIFY(find(*plan2, "r")->offset != find(*plan2, "a")->offset);
   }
 
+  /// A non-elementwise step overwrites an input only where overwritesInput says so, and is
+  /// asked only for an input of its result's type that dies there.
+  void overwritesInputWhereTheExecutorSaysSo() {
+    auto g = parseIr(R"(graph @mm opset 17 {
+  input %x : f32[8, 8]
+  input %w : f32[8, 8]
+  %a : f32[8, 8] = Exp(%x)  #1
+  %b : f32[8, 8] = Neg(%x)  #2
+  %m : f32[8, 8] = MatMul(%a, %b)  #3
+  %y : f32[8, 8] = Relu(%m)  #4
+  output %y
+}
+)");
+    QVERIFY(g);
+    auto plain = planMemory(*g);
+    QVERIFY(plain.ok());
+    QCOMPARE(find(*plain, "m")->reuses, std::string());
+    MemoryPlanOptions o;
+    std::vector<std::string> asked;
+    o.overwritesInput = [&](int step, const Value& in) {
+      asked.push_back(std::to_string(step) + ":" + in.name());
+      return in.name() == "b";
+    };
+    auto plan = planMemory(*g, o);
+    QVERIFY(plan.ok());
+    QCOMPARE(find(*plan, "m")->reuses, std::string("b"));
+    QCOMPARE(find(*plan, "m")->offset, find(*plan, "b")->offset);
+    QVERIFY(find(*plan, "a")->offset != find(*plan, "b")->offset);
+    // Asked about a (declined) and b at the MatMul's step; never about the elementwise steps.
+    QCOMPARE(asked, (std::vector<std::string>{"2:a", "2:b"}));
+  }
+
   void passReportsStatisticsAndChangesNothing() {
     auto g = parseIr(kChain);
     PipelineResult r = runPipeline(*g, "plan-memory");
