@@ -217,8 +217,7 @@ Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_
           b.CreateMaskedLoad(vt, floatGep(b, bias, b.CreateAdd(ocAbs, c.c64(v * kLanes))), Align(4),
                              masks[size_t(v)], ConstantFP::get(vt, 0.0), "bias");
   }
-  // Scatters down the channels: the path for a block with dead channels (its last), and for
-  // a single pixel.
+  // Scatters down the channels: the path for a block with dead channels (its last).
   auto scatterPixel = [&](int64_t j) {
     for (int v = 0; v < vectors; ++v) {
       Value* result = gemmir::finishAccumulator(

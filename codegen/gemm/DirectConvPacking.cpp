@@ -36,7 +36,7 @@ int64_t maxTilePixels(int vectors, int64_t shared, int registers) {
   // With 16 registers, keeping a broadcast per pixel live leaves 2-6 accumulators: too few to
   // cover the FMA latency. There the unit-stride tile is sized by its accumulators alone, up to
   // 12 (LLVM reloads the shared broadcasts): 64→64 3×3 on 16×16 as AVX2 code, 2 threads,
-  // 133 → 93 µs; strided tiles (no shared broadcasts) were faster as they were (7×7/2 stem
+  // 133 → 93 µs; strided tiles (few shared broadcasts) were faster as they were (7×7/2 stem
   // 105 against 127 µs).
   if (registers < 32 && shared > 0)
     return std::clamp<int64_t>((registers - 4) / vectors, 1, 28);
@@ -55,8 +55,7 @@ double tapCycles(int vectors, int64_t pixels) {
 /// free) keep the threads busiest; ties go to fewer items. Nine equal items on two threads
 /// leave one idle for a ninth of the time (SqueezeNet's stem: 3 channel blocks × 3 row blocks).
 int64_t balancedRowsPerItem(int64_t tileRows, int64_t outer, int threads, int64_t want) {
-  int64_t bestPer = ceilDiv(tileRows, want);
-  double bestSpan = 0;
+  int64_t bestPer = ceilDiv(tileRows, want), bestSpan = 0;
   for (int64_t n = want; n <= std::min(2 * want, tileRows); ++n) {
     const int64_t per = ceilDiv(tileRows, n), items = ceilDiv(tileRows, per);
     std::vector<int64_t> busy(size_t(std::max(threads, 1)), 0);
@@ -65,7 +64,7 @@ int64_t balancedRowsPerItem(int64_t tileRows, int64_t outer, int threads, int64_
         auto next = std::min_element(busy.begin(), busy.end());
         *next += i + 1 < items ? per : tileRows - (items - 1) * per;
       }
-    const double span = double(*std::max_element(busy.begin(), busy.end()));
+    const int64_t span = *std::max_element(busy.begin(), busy.end());
     if (bestSpan == 0 || span < bestSpan) {
       bestSpan = span;
       bestPer = per;
@@ -248,9 +247,9 @@ DirectConvLayout planDirectConv(const GemmSpec& spec, int threads) {
                                            : 0;
   const int64_t blockBytesPerVector =
       kLanes * (g.inChannels / g.groups) * g.kernelH * g.kernelW * int64_t(sizeof(float));
-  // A strided tile shares no broadcasts between taps: with one vector it loads an input per
-  // FMA and the load ports bind, so it keeps two (ResNet-50's 512→512 3×3/2 to 7×7, K = 4608,
-  // inside the model: 906-943 µs with 16 channels, 810-841 with 32, 1056-1080 with 64).
+  // A strided tile shares few broadcasts between taps: with one vector it loads an input per
+  // FMA or nearly and the load ports bind, so it keeps two (ResNet-50's 512→512 3×3/2 to 7×7, K =
+  // 4608, inside the model: 906-943 µs with 16 channels, 810-841 with 32, 1056-1080 with 64).
   const int mostVectors = int(
       std::clamp<int64_t>(kMaxWeightBlockBytes / blockBytesPerVector, g.strideW > 1 ? 2 : 1, 4));
   if (weightBound) {
