@@ -26,16 +26,20 @@ void KernelThreading::reset(size_t kernels) {
 
 void KernelThreading::beginRun() {
   ++m_run;
-  if (m_run < kWarmRuns)
+  if (m_run == kCalibrationEnd)
+    decideAfterCalibration();
+  if (m_run < kWarmRuns) {
     m_phase = Phase::Default; // cold caches, the arena's first touch, a sleeping worker
-  else if (m_run < kCalibrationEnd)
-    m_phase = (m_run - kWarmRuns) % 2 == 0 ? Phase::AllPool : Phase::AllSerial;
-  else if (int64_t r = (m_run - kCalibrationEnd) % kProbeEvery; r == kProbeEvery - 2)
-    m_phase = Phase::ProbePool;
-  else if (r == kProbeEvery - 1)
-    m_phase = Phase::ProbeSerial;
-  else
+  } else if (m_run < kCalibrationEnd) {
+    const int64_t c = (m_run - kWarmRuns) % 3;
+    m_phase = c == 0 ? Phase::AllPool : Phase::HalfSerial;
+    m_half = int(c) - 1;
+  } else if (int64_t r = (m_run - kCalibrationEnd) % kProbeEvery; r >= kProbeEvery - 2) {
+    m_phase = r == kProbeEvery - 2 ? Phase::ProbePool : Phase::ProbeSerial;
+    m_half = int(((m_run - kCalibrationEnd) / kProbeEvery) % 2); // alternate pair by pair
+  } else {
     m_phase = Phase::Default;
+  }
 }
 
 bool KernelThreading::serial(size_t k) const {
@@ -45,12 +49,12 @@ bool KernelThreading::serial(size_t k) const {
   switch (m_phase) {
   case Phase::AllPool:
     return false;
-  case Phase::AllSerial:
-    return true;
+  case Phase::HalfSerial:
+    return inHalf(k);
   case Phase::ProbePool:
-    return s.settled ? s.serial : false;
+    return s.settled || !inHalf(k) ? s.serial : false;
   case Phase::ProbeSerial:
-    return s.settled ? s.serial : true;
+    return s.settled || !inHalf(k) ? s.serial : true;
   case Phase::Default:
     break;
   }
@@ -62,11 +66,12 @@ bool KernelThreading::timed(size_t k) const {
     return false;
   switch (m_phase) {
   case Phase::AllPool:
-  case Phase::AllSerial:
     return true;
+  case Phase::HalfSerial:
+    return inHalf(k);
   case Phase::ProbePool:
   case Phase::ProbeSerial:
-    return !m_kernels[k].settled;
+    return !m_kernels[k].settled && inHalf(k);
   case Phase::Default:
     break;
   }
@@ -78,12 +83,17 @@ void KernelThreading::record(size_t k, double us) {
     return;
   State& s = m_kernels[k];
   (serial(k) ? s.alone : s.pool).add(us);
-  if (m_run == kCalibrationEnd - 1) { // the calibration's last run: the first choice
+  if (m_phase == Phase::ProbeSerial && !s.pool.empty())
+    decide(s);
+}
+
+void KernelThreading::decideAfterCalibration() {
+  for (State& s : m_kernels) {
+    if (s.pool.empty() || s.alone.empty())
+      continue; // never ran (elided, interpreted): stays on the pool
     s.serial = false;
     decide(s);
     s.settled = !s.serial && s.pool.median() * kSettledSpeedup < s.alone.median();
-  } else if (m_phase == Phase::ProbeSerial && !s.pool.empty()) {
-    decide(s);
   }
 }
 

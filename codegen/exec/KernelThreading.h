@@ -20,13 +20,20 @@ namespace fb::cg {
 ///
 /// So each run of the model is planned here: runs 0..2 warm up (pool everywhere, untimed: the
 /// first runs of a fresh model pay for caches, page faults and a worker woken from sleep, which
-/// would count against the pool); runs 3..8 time every kernel on the pool and alone in turn; then
-/// each kernel takes the mode with the lower median of its last three samples (leaving the pool
-/// takes a 15% gain, coming back a tie). A kernel whose median pool time is under 1/1.5 of its
-/// serial one after the calibration is settled (large kernels: nothing to learn); the others are
-/// probed again every 16 runs (one run on the pool, one alone), so that the choice follows the
-/// load. Serial and pooled runs compute bit-identical results: parallel loops split only
-/// independent iterations and work items (never a reduction), so the choice changes timing alone.
+/// would count against the pool); runs 3..11 time every kernel on the pool and alone, in a cycle
+/// of three runs: all kernels on the pool, then the even-numbered kernels alone while the odd
+/// ones keep the pool, then the odd ones alone. A kernel is timed alone beside neighbours on the
+/// pool, as it will run: timed in a run where every kernel is alone, a memory-bound kernel finds
+/// its input in its own core's cache, where its producer on the pool left half of it in the
+/// other core's (MobileNet-v2's depthwise layers at 224x224 measured 40% faster alone that way,
+/// and ran 40% slower alone inside the model). Then each kernel takes the mode with the lower
+/// median of its last three samples (leaving the pool takes a 15% gain, coming back a tie). A
+/// kernel whose median pool time is under 1/1.5 of its serial one after the calibration is
+/// settled (large kernels: nothing to learn); the others are probed again every 16 runs (one run
+/// on the pool, one alone, half of them at a time, the other kernels in their chosen modes), so
+/// that the choice follows the load. Serial and pooled runs compute bit-identical results:
+/// parallel loops split only independent iterations and work items (never a reduction), so the
+/// choice changes timing alone.
 class KernelThreading {
 public:
   explicit KernelThreading(size_t kernels = 0) { reset(kernels); }
@@ -47,7 +54,7 @@ public:
   int64_t runs() const { return m_run; }
 
   static constexpr int kWarmRuns = 3;       ///< runs 0..2: the pool, untimed
-  static constexpr int kCalibrationEnd = 9; ///< runs 3..8 alternate pool and serial
+  static constexpr int kCalibrationEnd = 12; ///< runs 3..11: pool, even alone, odd alone
   static constexpr int kProbeEvery = 16;    ///< unsettled kernels: a pool+serial probe pair
   static constexpr double kSettledSpeedup = 1.5;
   /// A kernel on the pool goes alone when its serial median is this much lower.
@@ -67,13 +74,18 @@ private:
     bool serial = false;
     bool settled = false; ///< the pool wins by kSettledSpeedup or more: never probed again
   };
-  enum class Phase { Default, AllPool, AllSerial, ProbePool, ProbeSerial };
+  enum class Phase { Default, AllPool, HalfSerial, ProbePool, ProbeSerial };
 
   static void decide(State& s);
+  /// The first choice of every kernel, once the calibration's samples are in.
+  void decideAfterCalibration();
+  /// Whether this run's half-serial calibration or probe concerns kernel k (its parity).
+  bool inHalf(size_t k) const { return int(k % 2) == m_half; }
 
   std::vector<State> m_kernels;
   int64_t m_run = -1;
   Phase m_phase = Phase::Default;
+  int m_half = 0; ///< the parity of the kernels a HalfSerial run or a probe pair times
 };
 
 } // namespace fb::cg

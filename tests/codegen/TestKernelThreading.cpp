@@ -22,19 +22,22 @@ using namespace fb::cg;
 
 namespace {
 
-/// Plans `runs` runs of `t`, giving kernel k the time times(k, serial) whenever it is timed.
+/// Plans `runs` runs of `t`, giving kernel k the time times(k, serial, run, previousSerial)
+/// whenever it is timed (previousSerial: kernel k-1 ran alone in this run).
 /// Returns, per run, each kernel's mode ("P" pool, "S" alone, lowercase when untimed).
-std::vector<std::string> drive(KernelThreading& t, size_t kernels, int runs,
-                               const std::function<double(size_t, bool, int64_t)>& times) {
+using Times = std::function<double(size_t, bool, int64_t, bool)>;
+std::vector<std::string> drive(KernelThreading& t, size_t kernels, int runs, const Times& times) {
   std::vector<std::string> plan;
   for (int r = 0; r < runs; ++r) {
     t.beginRun();
     std::string modes;
+    bool previousSerial = false;
     for (size_t k = 0; k < kernels; ++k) {
       const bool serial = t.serial(k), timed = t.timed(k);
       modes += timed ? (serial ? 'S' : 'P') : (serial ? 's' : 'p');
       if (timed)
-        t.record(k, times(k, serial, t.runs()));
+        t.record(k, times(k, serial, t.runs(), previousSerial));
+      previousSerial = serial;
     }
     plan.push_back(modes);
   }
@@ -46,31 +49,57 @@ std::vector<std::string> drive(KernelThreading& t, size_t kernels, int runs,
 class TestKernelThreading : public QObject {
   Q_OBJECT
 private Q_SLOTS:
-  /// Warm-up runs untimed on the pool, a calibration that alternates, then the faster mode per
+  /// Warm-up runs untimed on the pool, a calibration that times every kernel on the pool and,
+  /// in the next two runs, the even and then the odd kernels alone, then the faster mode per
   /// kernel: a large kernel (pool 2x faster) stays on the pool and is never probed again, a
   /// small one whose pool time is 3x its own goes alone, a tie stays on the pool (leaving it
   /// takes a 15% gain), and a 20% gain is enough.
   void choosesTheFasterModePerKernel() {
     KernelThreading t(4);
     const double pool[] = {100, 30, 10, 12}, alone[] = {200, 10, 9.5, 10};
-    auto plan = drive(t, 4, 40,
-                      [&](size_t k, bool serial, int64_t) { return serial ? alone[k] : pool[k]; });
+    auto plan = drive(t, 4, 60, [&](size_t k, bool serial, int64_t, bool) {
+      return serial ? alone[k] : pool[k];
+    });
     for (int r = 0; r < KernelThreading::kWarmRuns; ++r)
       QCOMPARE(plan[size_t(r)], std::string("pppp"));
+    const char* cycle[] = {"PPPP", "SpSp", "pSpS"};
     for (int r = KernelThreading::kWarmRuns; r < KernelThreading::kCalibrationEnd; ++r)
-      QCOMPARE(plan[size_t(r)],
-               std::string((r - KernelThreading::kWarmRuns) % 2 == 0 ? "PPPP" : "SSSS"));
+      QCOMPARE(plan[size_t(r)], std::string(cycle[(r - KernelThreading::kWarmRuns) % 3]));
     QVERIFY(!t.chosenSerial(0));
     QVERIFY(t.chosenSerial(1));
     QVERIFY(!t.chosenSerial(2));
     QVERIFY(t.chosenSerial(3));
-    // After the calibration: the choice, untimed, except for the probe pair every 16 runs, in
-    // which the settled kernel 0 keeps the pool and is not timed.
+    // After the calibration: the choice, untimed, except for the probe pair every 16 runs,
+    // which times the even kernels in one pair and the odd ones in the next, the others in their
+    // chosen modes; the settled kernel 0 keeps the pool and is never timed.
     const int probe = KernelThreading::kCalibrationEnd + KernelThreading::kProbeEvery - 2;
     QCOMPARE(plan[size_t(KernelThreading::kCalibrationEnd)], std::string("psps"));
-    QCOMPARE(plan[size_t(probe)], std::string("pPPP"));
-    QCOMPARE(plan[size_t(probe + 1)], std::string("pSSS"));
+    QCOMPARE(plan[size_t(probe)], std::string("psPs"));
+    QCOMPARE(plan[size_t(probe + 1)], std::string("psSs"));
     QCOMPARE(plan[size_t(probe + 2)], std::string("psps"));
+    QCOMPARE(plan[size_t(probe + KernelThreading::kProbeEvery)], std::string("pPpP"));
+    QCOMPARE(plan[size_t(probe + KernelThreading::kProbeEvery + 1)], std::string("pSpS"));
+  }
+
+  /// A memory-bound kernel is fast alone only when the kernel before it ran alone too (its input
+  /// then sits in the calling core's cache): timed that way it would leave the pool, and then
+  /// run beside a producer on the pool at three times the time. The calibration times it alone
+  /// beside neighbours on the pool, as it will run, and keeps it on the pool.
+  void timesEachKernelAloneBesideNeighboursOnThePool() {
+    KernelThreading t(3);
+    auto times = [](size_t k, bool serial, int64_t, bool previousSerial) {
+      if (k == 1)
+        return serial ? (previousSerial ? 10.0 : 30.0) : 22.0;
+      return serial ? 200.0 : 100.0; // kernels 0 and 2: large, the pool wins
+    };
+    auto plan = drive(t, 3, KernelThreading::kCalibrationEnd + 1, times);
+    QVERIFY(!t.chosenSerial(0));
+    QVERIFY(!t.chosenSerial(1));
+    QVERIFY(!t.chosenSerial(2));
+    QCOMPARE(plan.back(), std::string("ppp"));
+    // The probes keep it so: kernel 1 is probed alone while kernel 0 keeps the pool.
+    drive(t, 3, 4 * KernelThreading::kProbeEvery, times);
+    QVERIFY(!t.chosenSerial(1));
   }
 
   /// The choice follows the load: a kernel that went alone comes back to the pool once the
@@ -79,17 +108,17 @@ private Q_SLOTS:
   void followsTheLoad() {
     KernelThreading t(1);
     // Pool slow during the calibration (a busy host), fast from run 20 on, slow again from 60.
-    auto times = [](size_t, bool serial, int64_t run) {
+    auto times = [](size_t, bool serial, int64_t run, bool) {
       if (serial)
         return 20.0;
       return run >= 20 && run < 60 ? 11.0 : 40.0;
     };
-    drive(t, 1, KernelThreading::kCalibrationEnd, times);
+    drive(t, 1, KernelThreading::kCalibrationEnd + 1, times);
     QVERIFY(t.chosenSerial(0));
-    drive(t, 1, 60 - KernelThreading::kCalibrationEnd, times);
-    QVERIFY(!t.chosenSerial(0)); // two probe pairs at runs 23/24 and 39/40 saw 11 µs
-    drive(t, 1, 40, times);
-    QVERIFY(t.chosenSerial(0)); // pool medians of 40 µs again, probes at 71/72 and 87/88
+    drive(t, 1, 60 - KernelThreading::kCalibrationEnd - 1, times);
+    QVERIFY(!t.chosenSerial(0)); // probe pairs at runs 26/27 and 58/59 saw 11 µs
+    drive(t, 1, 64, times);
+    QVERIFY(t.chosenSerial(0)); // pool medians of 40 µs again, probes at 90/91 and 122/123
   }
 
   /// A SerialScope makes fb_parallel_for run its body once on the calling thread; outside it
