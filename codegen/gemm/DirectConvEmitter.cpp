@@ -23,6 +23,10 @@ using llvm::Value;
 
 namespace {
 
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
 /// The sizes every piece of one direct kernel works with.
 struct DirectShape {
   explicit DirectShape(const GemmSpec& s)
@@ -125,27 +129,45 @@ Value* concatLanes(IRBuilder<>& b, ArrayRef<Value*> parts) {
   return b.CreateShuffleVector(lo, hi, all);
 }
 
+/// The flags of one pass (DirectConvLayout::passChannels): the tile starts from zero, or ends
+/// with the bias, epilogue and store; between them it keeps its sums in the partial buffer.
+constexpr int64_t kFirstPass = 1, kLastPass = 2;
+
 /// `void <name>.tile<R>x<C>(ptr args, ptr x, ptr w, i64 cOff, i64 ocAbs, i64 mValid)`: one
 /// register tile of R output rows by C output columns and the block's lanes·vectors channels.
 /// x: the input plane of the group's first channel at the tile's top-left tap; w: the channel
 /// block's packed weights; cOff: the output offset of the tile's first channel and pixel;
 /// ocAbs: that channel's index among all output channels; mValid: the block's live channels.
+/// With passes it takes (i64 ciBegin, i64 ciEnd, ptr partial, i64 flags) too: the input
+/// channels of this pass, the tile's partial sums (vectors·pixels vectors) and kFirstPass /
+/// kLastPass.
 Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_t cols) {
   const ConvGeometry& g = sh.g;
   const DirectConvLayout& d = sh.d;
   const GemmSpec& s = c.spec;
+  const bool passes = d.passChannels > 0;
+  std::vector<Type*> params = {c.ptr, c.ptr, c.ptr, c.i64, c.i64, c.i64};
+  if (passes)
+    params.insert(params.end(), {c.i64, c.i64, c.ptr, c.i64, c.ptr});
   Function* f = c.makeFunction("tile" + std::to_string(rows) + "x" + std::to_string(cols),
-                               Type::getVoidTy(c.ctx), {c.ptr, c.ptr, c.ptr, c.i64, c.i64, c.i64},
-                               /*internal=*/true);
-  const char* names[] = {"args", "x", "w", "cOff", "ocAbs", "mValid"};
+                               Type::getVoidTy(c.ctx), params, /*internal=*/true);
+  const char* names[] = {"args",    "x",     "w",       "cOff",  "ocAbs",   "mValid",
+                         "ciBegin", "ciEnd", "partial", "flags", "prefetch"};
   for (unsigned i = 0; i < f->arg_size(); ++i)
     f->getArg(i)->setName(names[i]);
   for (unsigned i : {1u, 2u}) {
     f->addParamAttr(i, Attribute::NoAlias);
     f->addParamAttr(i, Attribute::ReadOnly);
   }
+  if (passes)
+    f->addParamAttr(8, Attribute::NoAlias);
   Value *argv = f->getArg(0), *x = f->getArg(1), *w = f->getArg(2), *cOff = f->getArg(3);
   Value *ocAbs = f->getArg(4), *mValid = f->getArg(5);
+  Value* ciBegin = passes ? static_cast<Value*>(f->getArg(6)) : c.c64(0);
+  Value* ciEnd = passes ? static_cast<Value*>(f->getArg(7)) : c.c64(sh.cinG);
+  Value* partialSums = passes ? f->getArg(8) : nullptr;
+  Value* flags = passes ? f->getArg(9) : nullptr;
+  Value* prefetch = passes ? f->getArg(10) : nullptr;
   const int vectors = d.ocVectors;
   const int64_t pixels = rows * cols;
   const int kLanes = sh.lanes;
@@ -181,21 +203,69 @@ Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_
         }
       }
   };
+  // A 1×1 or 1×3 filter has few FMAs per channel: unroll channels so the loop's overhead and
+  // its loads of the next channel's weights overlap the FMAs.
+  const int64_t unroll = sh.taps >= 4 ? 1 : sh.taps >= 2 ? 2 : 4;
+  // With passes, each tile of a pass asks for its share of the next pass's weights, a few cache
+  // lines per iteration, so that they stream in while this pass computes: the first tile of a
+  // pass would otherwise wait for its block from memory, and the memory sit idle meanwhile.
+  const int64_t prefetchLines =
+      passes ? std::max<int64_t>(
+                   1, ceilDiv(ceilDiv(d.passChannels * sh.taps * sh.width, 16),
+                              d.tileRowsPerItem * sh.segments() * (d.passChannels / unroll)))
+             : 0;
   // Channels ci .. ci+step-1 per iteration, carrying acc.
   auto loop = [&](const std::string& name, Value* begin, int64_t step, std::vector<Value*>& acc) {
-    return gemmir::emitCarriedLoop(c, b, name, begin, c.c64(sh.cinG), step, acc, [&](Value* ci) {
+    return gemmir::emitCarriedLoop(c, b, name, begin, ciEnd, step, acc, [&](Value* ci) {
+      if (prefetch && step == unroll) {
+        Value* iteration = b.CreateUDiv(b.CreateSub(ci, ciBegin), c.c64(step));
+        for (int64_t l = 0; l < prefetchLines; ++l) {
+          Value* line = b.CreateAdd(b.CreateMul(iteration, c.c64(prefetchLines)), c.c64(l));
+          b.CreateIntrinsic(Intrinsic::prefetch, {c.ptr},
+                            {floatGep(b, prefetch, b.CreateMul(line, c.c64(16))), b.getInt32(0),
+                             b.getInt32(2), b.getInt32(1)});
+        }
+      }
       for (int64_t u = 0; u < step; ++u)
         channel(b.CreateAdd(ci, c.c64(u)), acc);
     });
   };
   std::vector<Value*> acc(static_cast<size_t>(vectors * pixels), ConstantFP::get(vt, 0.0));
-  // A 1×1 or 1×3 filter has few FMAs per channel: unroll channels so the loop's overhead and
-  // its loads of the next channel's weights overlap the FMAs.
-  const int64_t unroll = sh.taps >= 4 ? 1 : sh.taps >= 2 ? 2 : 4;
-  Value* rest =
-      unroll > 1 ? static_cast<Value*>(loop("ci" + std::to_string(unroll), c.c64(0), unroll, acc))
-                 : c.c64(0);
+  auto partialAt = [&](size_t i) { return floatGep(b, partialSums, c.c64(int64_t(i) * kLanes)); };
+  if (passes) {
+    // A later pass resumes from the sums the previous one left.
+    BasicBlock* from = b.GetInsertBlock();
+    BasicBlock* resume = BasicBlock::Create(c.ctx, "pass.resume", f);
+    BasicBlock* start = BasicBlock::Create(c.ctx, "pass.start", f);
+    b.CreateCondBr(b.CreateICmpNE(b.CreateAnd(flags, c.c64(kFirstPass)), c.c64(0)), start, resume);
+    b.SetInsertPoint(resume);
+    std::vector<Value*> resumed(acc.size());
+    for (size_t i = 0; i < acc.size(); ++i)
+      resumed[i] = b.CreateAlignedLoad(vt, partialAt(i), Align(4 * uint64_t(kLanes)), "partial");
+    b.CreateBr(start);
+    b.SetInsertPoint(start);
+    for (size_t i = 0; i < acc.size(); ++i) {
+      PHINode* phi = b.CreatePHI(vt, 2, "acc.start");
+      phi->addIncoming(acc[i], from);
+      phi->addIncoming(resumed[i], resume);
+      acc[i] = phi;
+    }
+  }
+  Value* rest = unroll > 1
+                    ? static_cast<Value*>(loop("ci" + std::to_string(unroll), ciBegin, unroll, acc))
+                    : ciBegin;
   loop("ci", rest, 1, acc);
+  if (passes) {
+    // Not the last pass: the sums wait in the partial buffer.
+    BasicBlock* keep = BasicBlock::Create(c.ctx, "pass.keep", f);
+    BasicBlock* finish = BasicBlock::Create(c.ctx, "pass.finish", f);
+    b.CreateCondBr(b.CreateICmpNE(b.CreateAnd(flags, c.c64(kLastPass)), c.c64(0)), finish, keep);
+    b.SetInsertPoint(keep);
+    for (size_t i = 0; i < acc.size(); ++i)
+      b.CreateAlignedStore(acc[i], partialAt(i), Align(4 * uint64_t(kLanes)));
+    b.CreateRetVoid();
+    b.SetInsertPoint(finish);
+  }
 
   // The fused store: per pixel and vector, bias, epilogue, and a scatter down the channels.
   Value* cTile = floatGep(b, loadArg(b, argv, s.cArg, "C"), cOff, "C.tile");
@@ -357,6 +427,19 @@ Function* emitItems(GemmIrContext& c, const DirectShape& sh) {
     local = b.CreateAlloca(c.f32, c.c64(sh.cinG * sh.plane), "X.local");
     cast<AllocaInst>(local)->setAlignment(Align(64));
   }
+  // Passes: every tile's partial sums, on the worker's stack, by tile of the item.
+  const int64_t segments = sh.segments();
+  const int64_t tileFloats = int64_t(d.ocVectors) * sh.lanes * rows * cols;
+  Value* partials = nullptr;
+  // Floats of the next pass's weights each tile prefetches: the pass split among the item's
+  // tiles, in whole cache lines.
+  const int64_t tilesPerItem = d.tileRowsPerItem * segments;
+  const int64_t prefetchShare =
+      ceilDiv(ceilDiv(d.passChannels * sh.taps * sh.width, tilesPerItem), 16) * 16;
+  if (d.passChannels > 0) {
+    partials = b.CreateAlloca(c.f32, c.c64(d.tileRowsPerItem * segments * tileFloats), "partials");
+    cast<AllocaInst>(partials)->setAlignment(Align(64));
+  }
   emitFor(b, f->getArg(1), f->getArg(2), c.c64(1), "item", [&](Value* item) {
     Value* ri = b.CreateURem(item, c.c64(d.rowItems), "rowblock");
     Value* t = b.CreateUDiv(item, c.c64(d.rowItems));
@@ -394,38 +477,70 @@ Function* emitItems(GemmIrContext& c, const DirectShape& sh) {
                               b.CreateMul(ocAbs, c.c64(sh.hw)), "c.image");
     Value* trEnd =
         emitMin(b, c.c64(sh.tileRowsTotal()), b.CreateAdd(trBegin, c.c64(d.tileRowsPerItem)));
-    emitFor(b, trBegin, trEnd, c.c64(1), "tilerow", [&](Value* tr) {
-      Value* oh0 = b.CreateMul(tr, c.c64(rows), "oh0");
-      Value* xRow =
-          floatGep(b, xImg, b.CreateMul(b.CreateSub(oh0, rowBase), c.c64(g.strideH * d.paddedW)));
-      Value* cRow = b.CreateAdd(cImg, b.CreateMul(oh0, c.c64(g.outW)));
-      auto rowOfTiles = [&](Function* full, Function* last) {
-        auto call = [&](Function* tile, Value* seg) {
-          Value* ow0 = b.CreateMul(seg, c.c64(cols));
-          b.CreateCall(tile, {argv, floatGep(b, xRow, b.CreateMul(ow0, c.c64(g.strideW))), wBlk,
-                              b.CreateAdd(cRow, ow0), ocAbs, mValid});
+    // The item's tiles over input channels [ciBegin, ciEnd) (all of them without passes).
+    auto tilesOfPass = [&](Value* ciBegin, Value* ciEnd, Value* flags) {
+      emitFor(b, trBegin, trEnd, c.c64(1), "tilerow", [&](Value* tr) {
+        Value* oh0 = b.CreateMul(tr, c.c64(rows), "oh0");
+        Value* xRow =
+            floatGep(b, xImg, b.CreateMul(b.CreateSub(oh0, rowBase), c.c64(g.strideH * d.paddedW)));
+        Value* cRow = b.CreateAdd(cImg, b.CreateMul(oh0, c.c64(g.outW)));
+        auto rowOfTiles = [&](Function* full, Function* last) {
+          auto call = [&](Function* tile, Value* seg) {
+            Value* ow0 = b.CreateMul(seg, c.c64(cols));
+            std::vector<Value*> callArgs = {
+                argv,  floatGep(b, xRow, b.CreateMul(ow0, c.c64(g.strideW))),
+                wBlk,  b.CreateAdd(cRow, ow0),
+                ocAbs, mValid};
+            if (partials) {
+              Value* index =
+                  b.CreateAdd(b.CreateMul(b.CreateSub(tr, trBegin), c.c64(segments)), seg);
+              // This tile's share of the next pass's weights (past the block after the last
+              // pass: the next block's, which a prefetch may touch harmlessly).
+              Value* share = floatGep(b, wBlk,
+                                      b.CreateAdd(b.CreateMul(ciEnd, c.c64(sh.taps * sh.width)),
+                                                  b.CreateMul(index, c.c64(prefetchShare))),
+                                      "prefetch");
+              callArgs.insert(
+                  callArgs.end(),
+                  {ciBegin, ciEnd,
+                   floatGep(b, partials, b.CreateMul(index, c.c64(tileFloats)), "partial"), flags,
+                   share});
+            }
+            b.CreateCall(tile, callArgs);
+          };
+          emitFor(b, c.c64(0), c.c64(fullSegments), c.c64(1), "segment",
+                  [&](Value* seg) { call(full, seg); });
+          if (last)
+            call(last, c.c64(fullSegments));
         };
-        emitFor(b, c.c64(0), c.c64(fullSegments), c.c64(1), "segment",
-                [&](Value* seg) { call(full, seg); });
-        if (last)
-          call(last, c.c64(fullSegments));
-      };
-      if (lastRows == 0) {
+        if (lastRows == 0) {
+          rowOfTiles(tiles[0][0], tiles[0][1]);
+          return;
+        }
+        Function* fn = b.GetInsertBlock()->getParent();
+        BasicBlock* whole = BasicBlock::Create(c.ctx, "rows.whole", fn);
+        BasicBlock* partial = BasicBlock::Create(c.ctx, "rows.last", fn);
+        BasicBlock* join = BasicBlock::Create(c.ctx, "rows.join", fn);
+        b.CreateCondBr(b.CreateICmpSLE(b.CreateAdd(oh0, c.c64(rows)), c.c64(g.outH)), whole,
+                       partial);
+        b.SetInsertPoint(whole);
         rowOfTiles(tiles[0][0], tiles[0][1]);
-        return;
-      }
-      Function* fn = b.GetInsertBlock()->getParent();
-      BasicBlock* whole = BasicBlock::Create(c.ctx, "rows.whole", fn);
-      BasicBlock* partial = BasicBlock::Create(c.ctx, "rows.last", fn);
-      BasicBlock* join = BasicBlock::Create(c.ctx, "rows.join", fn);
-      b.CreateCondBr(b.CreateICmpSLE(b.CreateAdd(oh0, c.c64(rows)), c.c64(g.outH)), whole, partial);
-      b.SetInsertPoint(whole);
-      rowOfTiles(tiles[0][0], tiles[0][1]);
-      b.CreateBr(join);
-      b.SetInsertPoint(partial);
-      rowOfTiles(tiles[1][0], tiles[1][1]);
-      b.CreateBr(join);
-      b.SetInsertPoint(join);
+        b.CreateBr(join);
+        b.SetInsertPoint(partial);
+        rowOfTiles(tiles[1][0], tiles[1][1]);
+        b.CreateBr(join);
+        b.SetInsertPoint(join);
+      });
+    };
+    if (!partials) {
+      tilesOfPass(nullptr, nullptr, nullptr);
+      return;
+    }
+    emitFor(b, c.c64(0), c.c64(sh.cinG), c.c64(d.passChannels), "pass", [&](Value* ci0) {
+      Value* ci1 = emitMin(b, c.c64(sh.cinG), b.CreateAdd(ci0, c.c64(d.passChannels)));
+      Value* first = b.CreateSelect(b.CreateICmpEQ(ci0, c.c64(0)), c.c64(kFirstPass), c.c64(0));
+      Value* last = b.CreateSelect(b.CreateICmpEQ(ci1, c.c64(sh.cinG)), c.c64(kLastPass), c.c64(0));
+      tilesOfPass(ci0, ci1, b.CreateOr(first, last, "pass.flags"));
     });
   });
   b.CreateRetVoid();

@@ -99,6 +99,11 @@ struct DirectConvLayout {
   /// > 0: no Scratch plane; each work item copies the padded rows its tiles read (this many
   /// per channel) onto the worker's stack itself, saving a parallel phase and its barrier.
   int64_t localRows = 0;
+  /// > 0: a work item runs its tiles over this many input channels at a time (a pass), keeping
+  /// each tile's partial sums on the worker's stack between passes, so that a block of weights
+  /// too large for L1 is read from memory once per pass, not once per tile; 0: one pass over
+  /// every input channel of the group.
+  int64_t passChannels = 0;
 };
 
 /// A 3×3, stride-1 convolution computed as Winograd F(m×m, 3×3), set by prepareWinograd: the

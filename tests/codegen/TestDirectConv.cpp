@@ -285,6 +285,19 @@ std::vector<ConvCase> cases() {
     c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
     c.residual = c.relu = true;
   });
+  // Passes over the input channels (DirectConvLayout::passChannels): partial sums kept per
+  // tile between passes, a shorter last pass, dead channels (the scatter path), a residual.
+  add("1x1 2048->512 on 7x7 in passes of 256 (ResNet-50's layer4)", [](ConvCase& c) {
+    c.cin = 2048, c.cout = 512, c.h = c.w = 7, c.kh = c.kw = 1, c.relu = true;
+    c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
+  });
+  add("1x1 1100->80 on 9x9 in passes, the last shorter, dead channels, residual", [](ConvCase& c) {
+    c.cin = 1100, c.cout = 80, c.h = c.w = 9, c.kh = c.kw = 1, c.residual = c.relu = true;
+    c.padTop = c.padLeft = c.padBottom = c.padRight = 0;
+  });
+  add("3x3 stride 2 256->96 on 14x14 in passes, padded rows copied per item", [](ConvCase& c) {
+    c.cin = 256, c.cout = 96, c.h = c.w = 14, c.sh = c.sw = 2, c.relu = true;
+  });
   add("512 channels on 4x100: the padded plane is a Scratch phase",
       [](ConvCase& c) { c.cin = 512, c.cout = 16, c.h = 4, c.w = 100, c.residual = true; });
   return v;
@@ -397,6 +410,36 @@ private Q_SLOTS:
     DirectConvLayout sq = planDirectConv(*makeProblem(stem).kernel.gemm, 2);
     QVERIFY(sq.ocVectors * sq.tileCols + sq.ocVectors + sq.tileCols + 3 <= 31);
     QCOMPARE((sq.channelBlocks * sq.rowItems) % 2, int64_t(0));
+  }
+
+  /// A channel block whose weights outgrow L1 runs its tiles in passes over the input
+  /// channels when the item has several tiles to read them; one tile, or a small block, not.
+  void passesOverInputChannels() {
+    ConvCase layer4;
+    layer4.cin = 2048, layer4.cout = 512, layer4.h = layer4.w = 7, layer4.kh = layer4.kw = 1;
+    layer4.padTop = layer4.padLeft = layer4.padBottom = layer4.padRight = 0;
+    DirectConvLayout d = planDirectConv(*makeProblem(layer4).kernel.gemm, 2);
+    QCOMPARE(d.ocVectors, 2);
+    QCOMPARE(d.passChannels, int64_t(256)); // 32 KiB of weights: 256 channels × 32 floats
+    ConvCase few = layer4;
+    few.cin = 64; // 8 KiB per block: one pass
+    QCOMPARE(planDirectConv(*makeProblem(few).kernel.gemm, 2).passChannels, int64_t(0));
+    ConvCase onePixel = layer4;
+    onePixel.h = onePixel.w = 1; // one tile per item reads each weight once anyway
+    QCOMPARE(planDirectConv(*makeProblem(onePixel).kernel.gemm, 2).passChannels, int64_t(0));
+    // The cases named for passes run in passes, in zmm and in ymm.
+    for (const ConvCase& named : cases())
+      if (std::string(named.name).find("in passes") != std::string::npos)
+        for (int registers : {16, 32}) {
+          ConvCase c = named;
+          c.registers = registers;
+          QVERIFY2(planDirectConv(*makeProblem(c).kernel.gemm, 2).passChannels > 0, named.name);
+        }
+    Problem pr = makeProblem(layer4);
+    QVERIFY(prepareDirectConv(pr.kernel).ok());
+    auto text = describeDirectConv(pr.kernel);
+    QVERIFY(text.ok());
+    QVERIFY2(text->find("passes of 256") != std::string::npos, text->c_str());
   }
 
   /// A padded input too large to copy per work item goes through the Scratch plane phase.
