@@ -158,7 +158,21 @@ bool directConvWins(const ConvGeometry& g, int registers) {
   // On maps under 8×8 longer reductions too, once a channel block's weights fit L2
   // (kMaxWeightBlockBytes): ResNet-18's 512→512 layers on 7×7 at 224×224 (K = 4608), F(2×2)
   // Winograd reading 16/9 of the weights, 930 → 730 µs inside the model (ORT 680).
-  const bool smallMap = outputs <= 256 && g.kernelH * g.kernelW >= 9 && (k <= 1536 || outputs < 64);
+  // Longer reductions also where F(4×4) Winograd would tile the map with a quarter of its
+  // tiles' area or more outside it (13×13 as 16×16: a third): its GEMMs then read 4× the
+  // weights (36 points instead of 9 taps) for fewer outputs kept. AlexNet's 13×13 layers inside the model
+  // (2026-12-07, 2 threads, alternating, direct with input-channel passes): 384→256 (K 3456)
+  // 1064 → 812 µs, 256→256 566 → 521, 192→384 565 → 592 (noise); ResNet-50's and VGG's 14×14
+  // layers (23% outside) stay Winograd, 8-19% faster than direct.
+  const int64_t tiledArea = ((g.outH + 3) / 4 * 4) * ((g.outW + 3) / 4 * 4);
+  const bool ragged4x4 = 3 * tiledArea >= 4 * outputs;
+  const bool smallMap = outputs <= 256 && g.kernelH * g.kernelW >= 9 &&
+                        (k <= 1536 || outputs < 64 || ragged4x4);
+  // Filters of 5×5 and wider at stride 1 on 32+ input channels: im2col copies each input
+  // element once per tap (25 for 5×5) and Winograd does not apply. AlexNet's 64→192 5×5 on
+  // 27×27 inside the model: 1549-1603 µs as im2col, 1213-1219 direct (ORT 1305).
+  const bool wideFilter = g.kernelH * g.kernelW >= 25 && g.strideH == 1 && g.strideW == 1 &&
+                          g.inChannels / g.groups >= 32;
   // Strided layers (no Winograd there): the im2col GEMM first gathers a strided copy of the
   // input. Inside the models, 2 threads (2026-11-28): ResNet-18's 3×3/2 64→128 on 28×28
   // 464 → 341 µs, 256→512 on 7×7 540 → 373, its 1×1/2 downsamples 76 → 52 and 72 → 54 µs;
@@ -200,7 +214,7 @@ bool directConvWins(const ConvGeometry& g, int registers) {
   return g.groups == 1 && (g.kernelH * g.kernelW > 1 || weightBound || pointwise || strided) &&
          m >= 16 && k >= 128 && (!oneSet || k >= 512) &&
          (m <= 32 || (m <= 48 && outputs <= 256) || shortReduction || weightBound || smallMap ||
-          pointwise || strided || fewInputs);
+          pointwise || strided || fewInputs || wideFilter);
 }
 
 float elementAt(const Tensor& t, int64_t offset) {

@@ -544,8 +544,11 @@ private Q_SLOTS:
     QVERIFY(autoChooses(48, 192, 27));
     QVERIFY(!autoChooses(16, 64, 54));
     QVERIFY(!autoChooses(64, 64, 56));
-    QVERIFY(!autoChooses(384, 256, 13));
+    // Longer reductions on maps that F(4x4) tiles raggedly (13x13 as 16x16): AlexNet's
+    // 384 -> 256 on 13x13 (K = 3456) is direct; VGG's 512 -> 512 on 14x14 stays Winograd.
+    QVERIFY(autoChooses(384, 256, 13));
     QVERIFY(!autoChooses(512, 512, 14));
+    QVERIFY(!autoChooses(256, 256, 14));
     QVERIFY(!autoChooses(64, 64, 28));
     // Grouped 3x3 layers of at least 16 channels per group: ResNeXt's 512 channels in 32
     // groups on 4x4 are direct, its 128 in 32 groups of 4 on 16x16 stay im2col.
@@ -586,6 +589,11 @@ private Q_SLOTS:
     QVERIFY(autoChoosesLayer(128, 256, 28, 1, 1, 32, 2));
     QVERIFY(!autoChoosesLayer(256, 512, 56, 1, 1, 32, 2));
     QVERIFY(autoChoosesLayer(3, 64, 224, 7, 1, 32, 2));
+    // 5x5 filters on 32+ input channels at stride 1, any map: AlexNet's 64 -> 192 on 27x27;
+    // not with 16 inputs (16 -> 64 on 28x28: im2col's copies are few), nor as AVX2 code.
+    QVERIFY(autoChoosesLayer(64, 192, 27, 5, 1));
+    QVERIFY(!autoChoosesLayer(16, 64, 28, 5, 1));
+    QVERIFY(!autoChoosesLayer(64, 192, 27, 5, 1, 16));
     QVERIFY(!autoChoosesLayer(3, 32, 224, 3, 1, 32, 2));
     QVERIFY(autoChoosesLayer(3, 64, 224, 11, 1, 32, 4));
     // An AVX2 target computes it when asked, in 8-channel ymm tiles; Auto does not take it.
