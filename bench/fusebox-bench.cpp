@@ -40,7 +40,7 @@ double msSince(Clock::time_point t0) {
 struct Options {
   int threads = 2;
   int runs = 20;
-  int warmup = 12; ///< runs 3..11 also measure each kernel on the pool and alone
+  int warmup = 15; ///< runs 3..14 also measure each kernel on the pool and alone
   /// With --ort-cmd: each model is timed this many times, ONNX Runtime right before Fusebox
   /// each time; a column is the median of its rounds' medians (best: the minimum of all).
   int rounds = 1;

@@ -14,7 +14,7 @@ struct RunSettings {
   Backend backend = Backend::Interpreter;
   CompileSettings compile;  ///< for compiled backends
   int64_t benchRuns = 0;    ///< timed runs after the first (0: none)
-  int warmupRuns = 12;      ///< untimed runs before a compiled backend's benchmark (runs 3..11
+  int warmupRuns = 15;      ///< untimed runs before a compiled backend's benchmark (runs 3..14
                             ///< also measure each kernel on the pool and alone)
   bool profile = false;     ///< per-kernel timings of the benchmark runs (or of one run)
 };

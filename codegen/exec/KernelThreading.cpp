@@ -31,9 +31,9 @@ void KernelThreading::beginRun() {
   if (m_run < kWarmRuns) {
     m_phase = Phase::Default; // cold caches, the arena's first touch, a sleeping worker
   } else if (m_run < kCalibrationEnd) {
-    const int64_t c = (m_run - kWarmRuns) % 3;
-    m_phase = c == 0 ? Phase::AllPool : Phase::HalfSerial;
-    m_half = int(c) - 1;
+    const int64_t c = (m_run - kWarmRuns) % 4;
+    m_phase = c == 0 ? Phase::AllPool : c == 1 ? Phase::AllSerial : Phase::HalfSerial;
+    m_half = int(c) - 2;
   } else if (int64_t r = (m_run - kCalibrationEnd) % kProbeEvery; r >= kProbeEvery - 2) {
     m_phase = r == kProbeEvery - 2 ? Phase::ProbePool : Phase::ProbeSerial;
     m_half = int(((m_run - kCalibrationEnd) / kProbeEvery) % 2); // alternate pair by pair
@@ -49,6 +49,8 @@ bool KernelThreading::serial(size_t k) const {
   switch (m_phase) {
   case Phase::AllPool:
     return false;
+  case Phase::AllSerial:
+    return true;
   case Phase::HalfSerial:
     return inHalf(k);
   case Phase::ProbePool:
@@ -66,6 +68,7 @@ bool KernelThreading::timed(size_t k) const {
     return false;
   switch (m_phase) {
   case Phase::AllPool:
+  case Phase::AllSerial:
     return true;
   case Phase::HalfSerial:
     return inHalf(k);
@@ -82,17 +85,29 @@ void KernelThreading::record(size_t k, double us) {
   if (!timed(k))
     return;
   State& s = m_kernels[k];
-  (serial(k) ? s.alone : s.pool).add(us);
+  (m_phase == Phase::AllSerial ? s.aloneInChain : serial(k) ? s.alone : s.pool).add(us);
   if (m_phase == Phase::ProbeSerial && !s.pool.empty())
     decide(s);
 }
 
 void KernelThreading::decideAfterCalibration() {
-  for (State& s : m_kernels) {
+  // Alone in a chain: faster alone when the kernel before it ran alone too (its input then in
+  // the calling core's cache).
+  auto chains = [&](size_t k) {
+    const State& s = m_kernels[k];
+    return !s.pool.empty() && !s.aloneInChain.empty() &&
+           s.aloneInChain.median() * kLeavePoolGain < s.pool.median();
+  };
+  for (size_t k = 0; k < m_kernels.size(); ++k) {
+    State& s = m_kernels[k];
     if (s.pool.empty() || s.alone.empty())
       continue; // never ran (elided, interpreted): stays on the pool
     s.serial = false;
-    decide(s);
+    decide(s); // alone beside neighbours on the pool
+    if (!s.serial && k > 0 && chains(k) && chains(k - 1)) {
+      s.serial = true; // a link of a chain of kernels that run alone together
+      s.alone = s.aloneInChain;
+    }
     s.settled = !s.serial && s.pool.median() * kSettledSpeedup < s.alone.median();
   }
 }

@@ -20,20 +20,22 @@ namespace fb::cg {
 ///
 /// So each run of the model is planned here: runs 0..2 warm up (pool everywhere, untimed: the
 /// first runs of a fresh model pay for caches, page faults and a worker woken from sleep, which
-/// would count against the pool); runs 3..11 time every kernel on the pool and alone, in a cycle
-/// of three runs: all kernels on the pool, then the even-numbered kernels alone while the odd
-/// ones keep the pool, then the odd ones alone. A kernel is timed alone beside neighbours on the
-/// pool, as it will run: timed in a run where every kernel is alone, a memory-bound kernel finds
-/// its input in its own core's cache, where its producer on the pool left half of it in the
-/// other core's (MobileNet-v2's depthwise layers at 224x224 measured 40% faster alone that way,
-/// and ran 40% slower alone inside the model). Then each kernel takes the mode with the lower
-/// median of its last three samples (leaving the pool takes a 15% gain, coming back a tie). A
-/// kernel whose median pool time is under 1/1.5 of its serial one after the calibration is
+/// would count against the pool); runs 3..14 time every kernel on the pool and alone, in a cycle
+/// of four runs: all kernels on the pool, all alone, the even-numbered kernels alone while the
+/// odd ones keep the pool, then the odd ones alone. A memory-bound kernel timed alone right
+/// after a producer that ran alone finds its input in the calling core's cache, where a
+/// producer on the pool left half of it in the other core's: MobileNet-v2's depthwise layers at
+/// 224x224 measured 40% faster alone in all-serial runs, and ran 40% slower alone inside the
+/// model beside their pooled 1x1 producers. So a kernel goes alone when it is faster alone beside
+/// neighbours on the pool, or when it and the kernel before it are both faster alone in the
+/// all-serial runs (a chain of small kernels that run alone together, as MobileNet-v3's at
+/// 64x64). Leaving the pool takes a 15% gain by the median of three samples; coming back a tie.
+/// A kernel whose median pool time is under 1/1.5 of its serial one after the calibration is
 /// settled (large kernels: nothing to learn); the others are probed again every 16 runs (one run
 /// on the pool, one alone, half of them at a time, the other kernels in their chosen modes), so
 /// that the choice follows the load. Serial and pooled runs compute bit-identical results:
 /// parallel loops split only independent iterations and work items (never a reduction), so the
-/// choice changes timing alone.
+/// /// choice changes timing alone.
 class KernelThreading {
 public:
   explicit KernelThreading(size_t kernels = 0) { reset(kernels); }
@@ -54,7 +56,7 @@ public:
   int64_t runs() const { return m_run; }
 
   static constexpr int kWarmRuns = 3;       ///< runs 0..2: the pool, untimed
-  static constexpr int kCalibrationEnd = 12; ///< runs 3..11: pool, even alone, odd alone
+  static constexpr int kCalibrationEnd = 15; ///< runs 3..14: pool, all, even, odd alone
   static constexpr int kProbeEvery = 16;    ///< unsettled kernels: a pool+serial probe pair
   static constexpr double kSettledSpeedup = 1.5;
   /// A kernel on the pool goes alone when its serial median is this much lower.
@@ -71,10 +73,11 @@ private:
   };
   struct State {
     Samples pool, alone;
+    Samples aloneInChain; ///< calibration runs with every kernel alone
     bool serial = false;
     bool settled = false; ///< the pool wins by kSettledSpeedup or more: never probed again
   };
-  enum class Phase { Default, AllPool, HalfSerial, ProbePool, ProbeSerial };
+  enum class Phase { Default, AllPool, AllSerial, HalfSerial, ProbePool, ProbeSerial };
 
   static void decide(State& s);
   /// The first choice of every kernel, once the calibration's samples are in.

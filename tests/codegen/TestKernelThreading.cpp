@@ -49,8 +49,8 @@ std::vector<std::string> drive(KernelThreading& t, size_t kernels, int runs, con
 class TestKernelThreading : public QObject {
   Q_OBJECT
 private Q_SLOTS:
-  /// Warm-up runs untimed on the pool, a calibration that times every kernel on the pool and,
-  /// in the next two runs, the even and then the odd kernels alone, then the faster mode per
+  /// Warm-up runs untimed on the pool, a calibration that times every kernel on the pool, every
+  /// kernel alone, then the even and then the odd kernels alone, then the faster mode per
   /// kernel: a large kernel (pool 2x faster) stays on the pool and is never probed again, a
   /// small one whose pool time is 3x its own goes alone, a tie stays on the pool (leaving it
   /// takes a 15% gain), and a 20% gain is enough.
@@ -62,9 +62,9 @@ private Q_SLOTS:
     });
     for (int r = 0; r < KernelThreading::kWarmRuns; ++r)
       QCOMPARE(plan[size_t(r)], std::string("pppp"));
-    const char* cycle[] = {"PPPP", "SpSp", "pSpS"};
+    const char* cycle[] = {"PPPP", "SSSS", "SpSp", "pSpS"};
     for (int r = KernelThreading::kWarmRuns; r < KernelThreading::kCalibrationEnd; ++r)
-      QCOMPARE(plan[size_t(r)], std::string(cycle[(r - KernelThreading::kWarmRuns) % 3]));
+      QCOMPARE(plan[size_t(r)], std::string(cycle[(r - KernelThreading::kWarmRuns) % 4]));
     QVERIFY(!t.chosenSerial(0));
     QVERIFY(t.chosenSerial(1));
     QVERIFY(!t.chosenSerial(2));
@@ -102,23 +102,40 @@ private Q_SLOTS:
     QVERIFY(!t.chosenSerial(1));
   }
 
+  /// Small kernels that gain alone only together (each finds its input in the calling core's
+  /// cache when the one before ran alone): after the first of them, they run alone as a chain.
+  void chainsOfSmallKernelsRunAlone() {
+    KernelThreading t(4);
+    auto times = [](size_t k, bool serial, int64_t, bool previousSerial) {
+      if (k == 0)
+        return serial ? 200.0 : 100.0;
+      return serial ? (previousSerial ? 6.0 : 13.0) : 12.0;
+    };
+    auto plan = drive(t, 4, KernelThreading::kCalibrationEnd + 1, times);
+    QVERIFY(!t.chosenSerial(0));
+    QVERIFY(!t.chosenSerial(1)); // after a kernel on the pool it gains nothing alone
+    QVERIFY(t.chosenSerial(2));
+    QVERIFY(t.chosenSerial(3));
+    QCOMPARE(plan.back(), std::string("ppss"));
+  }
+
   /// The choice follows the load: a kernel that went alone comes back to the pool once the
   /// probes find the pool at least as fast (median of the last three samples), and goes alone
   /// again when the pool slows down.
   void followsTheLoad() {
     KernelThreading t(1);
-    // Pool slow during the calibration (a busy host), fast from run 20 on, slow again from 60.
+    // Pool slow during the calibration (a busy host), fast from run 20 on, slow again from 80.
     auto times = [](size_t, bool serial, int64_t run, bool) {
       if (serial)
         return 20.0;
-      return run >= 20 && run < 60 ? 11.0 : 40.0;
+      return run >= 20 && run < 80 ? 11.0 : 40.0;
     };
     drive(t, 1, KernelThreading::kCalibrationEnd + 1, times);
     QVERIFY(t.chosenSerial(0));
-    drive(t, 1, 60 - KernelThreading::kCalibrationEnd - 1, times);
-    QVERIFY(!t.chosenSerial(0)); // probe pairs at runs 26/27 and 58/59 saw 11 µs
-    drive(t, 1, 64, times);
-    QVERIFY(t.chosenSerial(0)); // pool medians of 40 µs again, probes at 90/91 and 122/123
+    drive(t, 1, 80 - KernelThreading::kCalibrationEnd - 1, times);
+    QVERIFY(!t.chosenSerial(0)); // probe pairs at runs 29/30 and 61/62 saw 11 µs
+    drive(t, 1, 50, times);
+    QVERIFY(t.chosenSerial(0)); // pool medians of 40 µs again, probes at 93/94 and 125/126
   }
 
   /// A SerialScope makes fb_parallel_for run its body once on the calling thread; outside it
