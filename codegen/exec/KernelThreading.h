@@ -35,7 +35,7 @@ namespace fb::cg {
 /// on the pool, one alone, half of them at a time, the other kernels in their chosen modes), so
 /// that the choice follows the load. Serial and pooled runs compute bit-identical results:
 /// parallel loops split only independent iterations and work items (never a reduction), so the
-/// /// choice changes timing alone.
+/// choice changes timing alone.
 class KernelThreading {
 public:
   explicit KernelThreading(size_t kernels = 0) { reset(kernels); }

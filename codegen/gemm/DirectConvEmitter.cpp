@@ -23,10 +23,6 @@ using llvm::Value;
 
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
 /// The sizes every piece of one direct kernel works with.
 struct DirectShape {
   explicit DirectShape(const GemmSpec& s)
@@ -41,6 +37,12 @@ struct DirectShape {
   int64_t segments() const { return (g.outW + d.tileCols - 1) / d.tileCols; }
   int64_t lastCols() const { return g.outW - (segments() - 1) * d.tileCols; }
   int64_t tileRowsTotal() const { return (g.outH + d.tileRows - 1) / d.tileRows; }
+  int64_t tilesPerItem() const { return d.tileRowsPerItem * segments(); }
+  /// With passes: floats of the next pass's weights each tile of a pass prefetches (the pass
+  /// split among the item's tiles, in whole 16-float cache lines).
+  int64_t prefetchShare() const {
+    return ceilDiv(ceilDiv(d.passChannels * taps * width, tilesPerItem()), 16) * 16;
+  }
   int64_t items() const { return g.batch * g.groups * d.channelBlocks * d.rowItems; }
 };
 
@@ -138,9 +140,9 @@ constexpr int64_t kFirstPass = 1, kLastPass = 2;
 /// x: the input plane of the group's first channel at the tile's top-left tap; w: the channel
 /// block's packed weights; cOff: the output offset of the tile's first channel and pixel;
 /// ocAbs: that channel's index among all output channels; mValid: the block's live channels.
-/// With passes it takes (i64 ciBegin, i64 ciEnd, ptr partial, i64 flags) too: the input
-/// channels of this pass, the tile's partial sums (vectors·pixels vectors) and kFirstPass /
-/// kLastPass.
+/// With passes it takes (i64 ciBegin, i64 ciEnd, ptr partial, i64 flags, ptr prefetch) too:
+/// the input channels of this pass, the tile's partial sums (vectors·pixels vectors),
+/// kFirstPass / kLastPass, and its share of the next pass's weights to prefetch.
 Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_t cols) {
   const ConvGeometry& g = sh.g;
   const DirectConvLayout& d = sh.d;
@@ -210,10 +212,7 @@ Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_
   // lines per iteration, so that they stream in while this pass computes: the first tile of a
   // pass would otherwise wait for its block from memory, and the memory sit idle meanwhile.
   const int64_t prefetchLines =
-      passes ? std::max<int64_t>(
-                   1, ceilDiv(ceilDiv(d.passChannels * sh.taps * sh.width, 16),
-                              d.tileRowsPerItem * sh.segments() * (d.passChannels / unroll)))
-             : 0;
+      passes ? ceilDiv(sh.prefetchShare() / 16, d.passChannels / unroll) : 0;
   // Channels ci .. ci+step-1 per iteration, carrying acc.
   auto loop = [&](const std::string& name, Value* begin, int64_t step, std::vector<Value*>& acc) {
     return gemmir::emitCarriedLoop(c, b, name, begin, ciEnd, step, acc, [&](Value* ci) {
@@ -431,13 +430,8 @@ Function* emitItems(GemmIrContext& c, const DirectShape& sh) {
   const int64_t segments = sh.segments();
   const int64_t tileFloats = int64_t(d.ocVectors) * sh.lanes * rows * cols;
   Value* partials = nullptr;
-  // Floats of the next pass's weights each tile prefetches: the pass split among the item's
-  // tiles, in whole cache lines.
-  const int64_t tilesPerItem = d.tileRowsPerItem * segments;
-  const int64_t prefetchShare =
-      ceilDiv(ceilDiv(d.passChannels * sh.taps * sh.width, tilesPerItem), 16) * 16;
   if (d.passChannels > 0) {
-    partials = b.CreateAlloca(c.f32, c.c64(d.tileRowsPerItem * segments * tileFloats), "partials");
+    partials = b.CreateAlloca(c.f32, c.c64(sh.tilesPerItem() * tileFloats), "partials");
     cast<AllocaInst>(partials)->setAlignment(Align(64));
   }
   emitFor(b, f->getArg(1), f->getArg(2), c.c64(1), "item", [&](Value* item) {
@@ -498,7 +492,7 @@ Function* emitItems(GemmIrContext& c, const DirectShape& sh) {
               // pass: the next block's, which a prefetch may touch harmlessly).
               Value* share = floatGep(b, wBlk,
                                       b.CreateAdd(b.CreateMul(ciEnd, c.c64(sh.taps * sh.width)),
-                                                  b.CreateMul(index, c.c64(prefetchShare))),
+                                                  b.CreateMul(index, c.c64(sh.prefetchShare()))),
                                       "prefetch");
               callArgs.insert(
                   callArgs.end(),

@@ -35,10 +35,6 @@ constexpr int64_t kMaxPassPartialBytes = int64_t(64) << 10;
 /// The largest padded input slice a work item copies onto the worker's stack.
 constexpr int64_t kMaxLocalPaddingBytes = int64_t(512) << 10;
 
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
 /// The widest pixel tile for `vectors` channel vectors: accumulators, the weight vectors and
 /// the broadcast inputs stay within all but one of the `registers`. With unit stride the taps of
 /// one filter row share their inputs (pixel j's tap kw is pixel j+1's tap kw-1), and LLVM keeps the
@@ -160,8 +156,9 @@ bool directConvWins(const ConvGeometry& g, int registers) {
   // Winograd reading 16/9 of the weights, 930 → 730 µs inside the model (ORT 680).
   // Longer reductions also where F(4×4) Winograd would tile the map with a quarter of its
   // tiles' area or more outside it (13×13 as 16×16: a third): its GEMMs then read 4× the
-  // weights (36 points instead of 9 taps) for fewer outputs kept. AlexNet's 13×13 layers inside the model
-  // (2026-12-07, 2 threads, alternating, direct with input-channel passes): 384→256 (K 3456)
+  // weights (36 points instead of 9 taps) for fewer outputs kept. AlexNet's 13×13 layers
+  // inside the model (2026-12-07, 2 threads, alternating, direct with input-channel passes):
+  // 384→256 (K 3456)
   // 1064 → 812 µs, 256→256 566 → 521, 192→384 565 → 592 (noise); ResNet-50's and VGG's 14×14
   // layers (23% outside) stay Winograd, 8-19% faster than direct.
   const int64_t tiledArea = ((g.outH + 3) / 4 * 4) * ((g.outW + 3) / 4 * 4);

@@ -17,9 +17,6 @@ namespace fb::cg {
 
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 int64_t roundUp(int64_t a, int64_t b) {
   return ceilDiv(a, b) * b;
 }
