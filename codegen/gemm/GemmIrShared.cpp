@@ -76,7 +76,7 @@ Status verifyKernelFunctions(Module& module, const std::string& kernelName) {
 
 Value* emitCarriedLoop(GemmIrContext& c, IRBuilder<>& b, const Twine& name, Value* begin,
                        Value* end, int64_t step, std::vector<Value*>& carried,
-                       function_ref<void(Value*)> body) {
+                       function_ref<void(Value*)> body, bool keepRolled) {
   Function* f = b.GetInsertBlock()->getParent();
   BasicBlock* pre = b.GetInsertBlock();
   BasicBlock* header = BasicBlock::Create(c.ctx, name + ".header", f);
@@ -101,7 +101,14 @@ Value* emitCarriedLoop(GemmIrContext& c, IRBuilder<>& b, const Twine& name, Valu
     phis[i]->addIncoming(carried[i], b.GetInsertBlock());
     carried[i] = phis[i];
   }
-  b.CreateBr(header);
+  BranchInst* back = b.CreateBr(header);
+  if (keepRolled) {
+    // A distinct loop-id node: its first operand refers to itself.
+    MDNode* disable = MDNode::get(c.ctx, {MDString::get(c.ctx, "llvm.loop.unroll.disable")});
+    MDNode* id = MDNode::getDistinct(c.ctx, {nullptr, disable});
+    id->replaceOperandWith(0, id);
+    back->setMetadata(LLVMContext::MD_loop, id);
+  }
   b.SetInsertPoint(exit);
   return iv;
 }

@@ -213,8 +213,10 @@ Tensor transformWeights(const Tensor& weights, const ConvGeometry& cv, const Win
   const int alpha = t.alpha;
   Tensor u(DType::F32, {int64_t(alpha) * alpha, cin, cout});
   auto out = u.mutableData<float>();
-  for (int64_t co = 0; co < cout; ++co)
-    for (int64_t ci = 0; ci < cin; ++ci) {
+  // Output channels innermost: each of the alpha² rows of U is written in order (input
+  // channels innermost wrote alpha² cache lines per filter, each a row of U apart).
+  for (int64_t ci = 0; ci < cin; ++ci)
+    for (int64_t co = 0; co < cout; ++co) {
       double g[3][3], gg[16][3]; // G g: alpha × 3
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {

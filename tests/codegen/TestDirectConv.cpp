@@ -9,6 +9,10 @@
 #include "tests/codegen/GemmCases.h"
 #include "tests/support/GemmHarness.h"
 
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Metadata.h>
+#include <llvm/IR/Module.h>
+
 #include <QtTest/QtTest>
 
 #include <cmath>
@@ -440,6 +444,39 @@ private Q_SLOTS:
     auto text = describeDirectConv(pr.kernel);
     QVERIFY(text.ok());
     QVERIFY2(text->find("passes of 256") != std::string::npos, text->c_str());
+  }
+
+  /// A tile whose channel body the generator unrolled into many FMAs (a 7×7 stem: taps ×
+  /// pixels × vectors ≥ 256) keeps its channel loop rolled (llvm.loop.unroll.disable: LLVM's
+  /// unrollers only cost compile time there); a 3×3 tile's loop is left to LLVM.
+  void bigChannelBodiesStayRolled() {
+    auto rolledLoops = [](const ConvCase& cc) {
+      Problem pr = makeProblem(cc);
+      if (!prepareDirectConv(pr.kernel).ok())
+        return -1;
+      llvm::LLVMContext ctx;
+      llvm::Module module("direct", ctx);
+      if (!emitDirectConvKernel(module, pr.kernel).ok())
+        return -1;
+      int rolled = 0;
+      for (const llvm::Function& f : module)
+        for (const llvm::BasicBlock& bb : f)
+          if (const llvm::MDNode* loop =
+                  bb.getTerminator()->getMetadata(llvm::LLVMContext::MD_loop))
+            for (const llvm::MDOperand& op : loop->operands())
+              if (auto* node = llvm::dyn_cast_or_null<llvm::MDNode>(op.get()))
+                if (auto* name = llvm::dyn_cast<llvm::MDString>(node->getOperand(0)))
+                  rolled += name->getString() == "llvm.loop.unroll.disable";
+      return rolled;
+    };
+    for (const ConvCase& named : cases()) {
+      const std::string name = named.name;
+      if (name.find("stem") != std::string::npos)
+        QVERIFY2(rolledLoops(named) > 0, named.name);
+      if (name.find("3x3 stride 2 256->96") != std::string::npos ||
+          name.find("1x1 2048->512") != std::string::npos)
+        QVERIFY2(rolledLoops(named) == 0, named.name);
+    }
   }
 
   /// A padded input too large to copy per work item goes through the Scratch plane phase.
