@@ -158,9 +158,8 @@ bool directConvWins(const ConvGeometry& g, int registers) {
   // tiles' area or more outside it (13×13 as 16×16: a third): its GEMMs then read 4× the
   // weights (36 points instead of 9 taps) for fewer outputs kept. AlexNet's 13×13 layers
   // inside the model (2026-12-07, 2 threads, alternating, direct with input-channel passes):
-  // 384→256 (K 3456)
-  // 1064 → 812 µs, 256→256 566 → 521, 192→384 565 → 592 (noise); ResNet-50's and VGG's 14×14
-  // layers (23% outside) stay Winograd, 8-19% faster than direct.
+  // 384→256 (K 3456) 1064 → 812 µs, 256→256 566 → 521, 192→384 565 → 592 (noise); ResNet-50's
+  // and VGG's 14×14 layers (23% outside) stay Winograd, 8-19% faster than direct.
   const int64_t tiledArea = ((g.outH + 3) / 4 * 4) * ((g.outW + 3) / 4 * 4);
   const bool ragged4x4 = 3 * tiledArea >= 4 * outputs;
   const bool smallMap = outputs <= 256 && g.kernelH * g.kernelW >= 9 &&

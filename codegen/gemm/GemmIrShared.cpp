@@ -1,6 +1,7 @@
 // Pieces the GEMM and depthwise generators share: work-item functions and running them on the
 // thread pool, the micro-kernel signature, and the fused store's arithmetic.
 #include "codegen/gemm/GemmIrBuilder.h"
+#include "codegen/llvm/LoopMetadata.h"
 #include "core/Faults.h"
 
 #include <llvm/IR/Verifier.h>
@@ -102,13 +103,10 @@ Value* emitCarriedLoop(GemmIrContext& c, IRBuilder<>& b, const Twine& name, Valu
     carried[i] = phis[i];
   }
   BranchInst* back = b.CreateBr(header);
-  if (keepRolled) {
-    // A distinct loop-id node: its first operand refers to itself.
-    MDNode* disable = MDNode::get(c.ctx, {MDString::get(c.ctx, "llvm.loop.unroll.disable")});
-    MDNode* id = MDNode::getDistinct(c.ctx, {nullptr, disable});
-    id->replaceOperandWith(0, id);
-    back->setMetadata(LLVMContext::MD_loop, id);
-  }
+  if (keepRolled)
+    back->setMetadata(
+        LLVMContext::MD_loop,
+        loopId(c.ctx, {MDNode::get(c.ctx, {MDString::get(c.ctx, "llvm.loop.unroll.disable")})}));
   b.SetInsertPoint(exit);
   return iv;
 }

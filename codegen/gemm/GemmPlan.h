@@ -107,14 +107,14 @@ constexpr int64_t kColumnEdge = 4;
 /// row tile (8×48 or 6×16, with its edge and column kernels) against the column tile's.
 bool chooseMVectorTile(int64_t m, int64_t n, int registers, int64_t& mr);
 
-/// Floats per accumulator vector of the micro-kernel's k loop for a target with `registers`
-/// vector registers: 16 (zmm) with AVX-512's 32, else 8. Packing, masks and the fused store
-/// stay in 8-float vectors either way.
 /// a / b rounded up, for positive b and non-negative a.
 inline int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
+/// Floats per accumulator vector of the micro-kernel's k loop for a target with `registers`
+/// vector registers: 16 (zmm) with AVX-512's 32, else 8. Packing, masks and the fused store
+/// stay in 8-float vectors either way.
 inline int vectorLanes(int registers) {
   return registers >= 32 ? 16 : 8;
 }

@@ -208,7 +208,6 @@ private:
   void emitIf(const Stmt& s);
   void emitLet(const Stmt& s);
   void emitAlloc(const Stmt& s);
-  llvm::MDNode* loopMetadata(const std::vector<llvm::Metadata*>& properties);
   llvm::AllocaInst* entryAlloca(llvm::Type* t, llvm::Value* count, const std::string& name);
 
   llvm::Module& m_module;

@@ -1,5 +1,6 @@
 // The loop-IR → LLVM IR emitter: functions, loops, closures for parallel loops, widening.
 #include "codegen/llvm/LoopEmitter.h"
+#include "codegen/llvm/LoopMetadata.h"
 
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -408,14 +409,6 @@ llvm::AllocaInst* Emitter::entryAlloca(llvm::Type* t, llvm::Value* count, const 
   return a;
 }
 
-llvm::MDNode* Emitter::loopMetadata(const std::vector<llvm::Metadata*>& properties) {
-  std::vector<llvm::Metadata*> ops{nullptr};
-  ops.insert(ops.end(), properties.begin(), properties.end());
-  llvm::MDNode* md = llvm::MDNode::getDistinct(m_ctx, ops);
-  md->replaceOperandWith(0, md);
-  return md;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Statements
 
@@ -476,9 +469,10 @@ void Emitter::emitFor(const Stmt& s) {
     llvm::Metadata* width[] = {
         llvm::MDString::get(m_ctx, "llvm.loop.vectorize.width"),
         llvm::ConstantAsMetadata::get(m_b.getInt32(uint32_t(constExtent ? std::min<int64_t>(extent, 16) : 8)))};
-    md = loopMetadata({llvm::MDNode::get(m_ctx, enable), llvm::MDNode::get(m_ctx, width)});
+    md = loopId(m_ctx, {llvm::MDNode::get(m_ctx, enable), llvm::MDNode::get(m_ctx, width)});
   } else if (s.forKind == ForKind::Unrolled) {
-    md = loopMetadata({llvm::MDNode::get(m_ctx, {llvm::MDString::get(m_ctx, "llvm.loop.unroll.full")})});
+    md = loopId(m_ctx,
+                {llvm::MDNode::get(m_ctx, {llvm::MDString::get(m_ctx, "llvm.loop.unroll.full")})});
   } else if (!m_options.gpu && m_lanes == 0 && constExtent && extent >= 16 &&
              extent <= kMaxKeptReductionLoop && reducesDirectly(s.body, s.var)) {
     // A short reduction loop stays a loop for the vectorizer (whose cost model still decides):
@@ -486,7 +480,7 @@ void Emitter::emitFor(const Stmt& s) {
     // enclosing loop with gathers instead. Longer loops are never fully unrolled, and LLVM
     // interleaves their vector sums 4 ways and unrolls them further when left alone.
     llvm::Metadata* noUnroll = llvm::MDString::get(m_ctx, "llvm.loop.unroll.disable");
-    md = loopMetadata({llvm::MDNode::get(m_ctx, {noUnroll})});
+    md = loopId(m_ctx, {llvm::MDNode::get(m_ctx, {noUnroll})});
   }
   llvm::Value* lo = emitExpr(s.min);
   llvm::Value* hi = m_b.CreateAdd(lo, emitExpr(s.extent), s.var + ".end", false, true);
