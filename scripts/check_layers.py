@@ -18,6 +18,7 @@ LAYERS = {
     "passes": 1,
     "codegen/kernel": 2,
     "codegen/runtime": 2,
+    "codegen/ir": 2,
     "codegen/loops": 3,
     "codegen/gemm": 3,
     "codegen/llvm": 4,

@@ -1,7 +1,7 @@
 // Pieces the GEMM and depthwise generators share: work-item functions and running them on the
 // thread pool, the micro-kernel signature, and the fused store's arithmetic.
 #include "codegen/gemm/GemmIrBuilder.h"
-#include "codegen/llvm/LoopMetadata.h"
+#include "codegen/ir/LoopMetadata.h"
 #include "core/Faults.h"
 
 #include <llvm/IR/Verifier.h>

@@ -1,6 +1,6 @@
 // The loop-IR → LLVM IR emitter: functions, loops, closures for parallel loops, widening.
 #include "codegen/llvm/LoopEmitter.h"
-#include "codegen/llvm/LoopMetadata.h"
+#include "codegen/ir/LoopMetadata.h"
 
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>

@@ -1,4 +1,4 @@
-// Loop metadata (llvm.loop) for the code generators: the loop-id node LLVM's loop passes read.
+// Loop metadata (llvm.loop) for the loop emitter and the generators: the loop-id node LLVM's loop passes read.
 #pragma once
 
 #include <llvm/ADT/ArrayRef.h>
