@@ -76,6 +76,64 @@ Value* laneIds(Type* elem) {
   return ConstantVector::get(lanes);
 }
 
+/// The m output pixels of one tile row, each a vector of 8 channels, as 8 vectors of m pixels,
+/// one per channel (m = 2 or 4), so a whole tile row of a channel is one store: unpack pairs
+/// of rows, then (m = 4) 4×4 transposes within each 128-bit half.
+std::vector<Value*> rowsToChannels(IRBuilder<>& b, const std::vector<Value*>& rows) {
+  static constexpr int kUnpackLo[] = {0, 8, 1, 9, 4, 12, 5, 13};
+  static constexpr int kUnpackHi[] = {2, 10, 3, 11, 6, 14, 7, 15};
+  std::vector<Value*> channels(kLanes);
+  if (rows.size() == 2) {
+    Value* lo = b.CreateShuffleVector(rows[0], rows[1], kUnpackLo); // channels 0, 1, 4, 5
+    Value* hi = b.CreateShuffleVector(rows[0], rows[1], kUnpackHi); // channels 2, 3, 6, 7
+    const int order[] = {0, 1, 4, 5, 2, 3, 6, 7};
+    for (int q = 0; q < 8; ++q)
+      channels[size_t(order[q])] =
+          b.CreateShuffleVector(q < 4 ? lo : hi, ArrayRef<int>{2 * (q % 4), 2 * (q % 4) + 1});
+    return channels;
+  }
+  Value* t0 = b.CreateShuffleVector(rows[0], rows[1], kUnpackLo);
+  Value* t1 = b.CreateShuffleVector(rows[0], rows[1], kUnpackHi);
+  Value* t2 = b.CreateShuffleVector(rows[2], rows[3], kUnpackLo);
+  Value* t3 = b.CreateShuffleVector(rows[2], rows[3], kUnpackHi);
+  static constexpr int kEvenPairs[] = {0, 1, 8, 9, 4, 5, 12, 13};
+  static constexpr int kOddPairs[] = {2, 3, 10, 11, 6, 7, 14, 15};
+  Value* u[4] = {
+      b.CreateShuffleVector(t0, t2, kEvenPairs), b.CreateShuffleVector(t0, t2, kOddPairs),
+      b.CreateShuffleVector(t1, t3, kEvenPairs), b.CreateShuffleVector(t1, t3, kOddPairs)};
+  for (int k = 0; k < 4; ++k) { // u[k] holds channel k in its low half and k + 4 in its high
+    channels[size_t(k)] = b.CreateShuffleVector(u[k], ArrayRef<int>{0, 1, 2, 3});
+    channels[size_t(k + 4)] = b.CreateShuffleVector(u[k], ArrayRef<int>{4, 5, 6, 7});
+  }
+  return channels;
+}
+
+/// The inverse of rowsToChannels: 8 channels' m pixels as m vectors of 8 channels.
+std::vector<Value*> channelsToRows(IRBuilder<>& b, const std::vector<Value*>& ch) {
+  auto concat = [&](Value* x, Value* y) {
+    const int n = int(cast<FixedVectorType>(x->getType())->getNumElements());
+    SmallVector<int, 8> mask;
+    for (int i = 0; i < 2 * n; ++i)
+      mask.push_back(i);
+    return b.CreateShuffleVector(x, y, mask);
+  };
+  if (cast<FixedVectorType>(ch[0]->getType())->getNumElements() == 2) {
+    Value* lo = concat(concat(ch[0], ch[1]), concat(ch[4], ch[5]));
+    Value* hi = concat(concat(ch[2], ch[3]), concat(ch[6], ch[7]));
+    return {b.CreateShuffleVector(lo, hi, ArrayRef<int>{0, 2, 8, 10, 4, 6, 12, 14}),
+            b.CreateShuffleVector(lo, hi, ArrayRef<int>{1, 3, 9, 11, 5, 7, 13, 15})};
+  }
+  // Channels k and k + 4 side by side; the in-half 4×4 transpose is its own inverse.
+  std::vector<Value*> u(4);
+  for (int k = 0; k < 4; ++k)
+    u[size_t(k)] = concat(ch[size_t(k)], ch[size_t(k + 4)]);
+  std::vector<Value*> back = rowsToChannels(b, u);
+  std::vector<Value*> rows(4);
+  for (int k = 0; k < 4; ++k)
+    rows[size_t(k)] = concat(back[size_t(k)], back[size_t(k + 4)]);
+  return rows;
+}
+
 /// The geometry both transforms share.
 struct Tiling {
   int m = 4, alpha = 6;
@@ -177,8 +235,9 @@ Function* emitInputTransform(GemmIrContext& c, const WinogradLayout& w, const Ge
 /// `<kernel>.wgOutput(args, begin, end)`: for runs [begin, end) of tilesPerOutputItem tiles of
 /// the chunk, every 8 output
 /// channels: load the alpha² products, transform to the m×m outputs, apply alpha, bias and the
-/// epilogue, and store each output pixel's 8 channels (scalar stores in whole tiles, a masked
-/// scatter at the image's right and bottom edges).
+/// epilogue, and store (a whole tile: each channel's tile rows as vectors, transposed in
+/// registers; at the image's right and bottom edges and in a partial channel block: a masked
+/// scatter of each pixel's channels).
 Function* emitOutputTransform(GemmIrContext& c, const WinogradLayout& w) {
   const GemmSpec& s = c.spec;
   const ConvGeometry& cv = *s.conv;
@@ -246,6 +305,46 @@ Function* emitOutputTransform(GemmIrContext& c, const WinogradLayout& w) {
                 ? static_cast<Value*>(b.CreateMaskedLoad(c.v8f32, at, Align(4), coMask, c.vf(0.0f)))
                 : b.CreateAlignedLoad(c.v8f32, at, Align(4));
       }
+      auto perRowOperand = [&](int arg) -> Value* { // lanes are output channels
+        Value* at = floatGep(b, residual[size_t(arg)], co0);
+        return masked ? static_cast<Value*>(
+                            b.CreateMaskedLoad(c.v8f32, at, Align(4), coMask, c.vf(0.0f)))
+                      : b.CreateAlignedLoad(c.v8f32, at, Align(4));
+      };
+      if (!masked && !edge && (m == 2 || m == 4)) {
+        // A whole tile of 8 whole channels: each tile row of a channel is m contiguous floats,
+        // stored (and its residual loaded) as one vector, transposed in registers.
+        auto* rowType = FixedVectorType::get(c.f32, unsigned(m));
+        for (int i = 0; i < m; ++i) {
+          Value* rowAt = b.CreateAdd(b.CreateAdd(pixel0, c.c64(int64_t(i) * cv.outW)),
+                                     b.CreateMul(co0, c.c64(hw)), "row.at");
+          std::vector<std::vector<Value*>> residualRows(c.kernel.args.size());
+          auto residualRow = [&](int arg) -> const std::vector<Value*>& {
+            std::vector<Value*>& rows = residualRows[size_t(arg)];
+            if (rows.empty()) {
+              std::vector<Value*> ch(kLanes);
+              for (int l = 0; l < kLanes; ++l)
+                ch[size_t(l)] = b.CreateAlignedLoad(
+                    rowType, floatGep(b, residual[size_t(arg)], b.CreateAdd(rowAt, c.c64(l * hw))),
+                    Align(4));
+              rows = channelsToRows(b, ch);
+            }
+            return rows;
+          };
+          std::vector<Value*> vals(static_cast<size_t>(m));
+          for (int j = 0; j < m; ++j)
+            vals[size_t(j)] = gemmir::finishAccumulator(
+                c, b, out[size_t(i * m + j)], biasVec, [&](int arg) -> Value* {
+                  return gemmir::isPerRowOperand(s, arg) ? perRowOperand(arg)
+                                                         : residualRow(arg)[size_t(j)];
+                });
+          std::vector<Value*> ch = rowsToChannels(b, vals);
+          for (int l = 0; l < kLanes; ++l)
+            b.CreateAlignedStore(ch[size_t(l)], floatGep(b, y, b.CreateAdd(rowAt, c.c64(l * hw))),
+                                 Align(4));
+        }
+        return;
+      }
       Value* channelOffsets =
           b.CreateAdd(laneOffsets, b.CreateVectorSplat(kLanes, b.CreateMul(co0, c.c64(hw))));
       for (int i = 0; i < m; ++i)
@@ -274,13 +373,8 @@ Function* emitOutputTransform(GemmIrContext& c, const WinogradLayout& w) {
           };
           Value* val = gemmir::finishAccumulator(
               c, b, out[size_t(i * m + j)], biasVec, [&](int arg) -> Value* {
-                if (gemmir::isPerRowOperand(s, arg)) { // lanes are output channels
-                  Value* at = floatGep(b, residual[size_t(arg)], co0);
-                  return masked ? static_cast<Value*>(
-                                      b.CreateMaskedLoad(c.v8f32, at, Align(4), coMask, c.vf(0.0f)))
-                                : b.CreateAlignedLoad(c.v8f32, at, Align(4));
-                }
-                return readAt(residual[size_t(arg)]);
+                return gemmir::isPerRowOperand(s, arg) ? perRowOperand(arg)
+                                                       : readAt(residual[size_t(arg)]);
               });
           if (mask) {
             b.CreateMaskedScatter(val, b.CreateGEP(c.f32, y, offsets), Align(4), mask);
