@@ -13,6 +13,7 @@
 #include "codegen/llvm/KernelCache.h"
 #include "codegen/llvm/ObjectEmitter.h"
 #include "codegen/llvm/Optimizer.h"
+#include "codegen/llvm/PerfMap.h"
 #include "codegen/runtime/ThreadPool.h"
 #include "core/Cost.h"
 #include "core/Interpreter.h"
@@ -508,6 +509,16 @@ Expected<std::unique_ptr<CompiledModel>> CompiledModel::compile(const Graph& gra
       continue;
     if (seen.emplace(b.symbol, k).second)
       modules.push_back(std::move(b.module));
+  }
+  if (perfMapRequested()) { // label each shared module with the kernels it serves
+    std::unordered_map<std::string, std::string> labels;
+    for (size_t k = 0; k < kernels.size(); ++k)
+      if (!symbols[k].empty() && symbols[k] != kernels[k].name) {
+        std::string& label = labels[symbols[k]];
+        label += (label.empty() ? "" : ",") + kernels[k].name;
+      }
+    for (const auto& [symbol, label] : labels)
+      setPerfMapLabel(symbol, label);
   }
   stats.distinctKernels = int(modules.size());
   stats.emitMs = msSince(t);

@@ -3,6 +3,7 @@
 #include "codegen/llvm/KernelCache.h"
 #include "codegen/llvm/ObjectEmitter.h"
 #include "codegen/llvm/Optimizer.h"
+#include "codegen/llvm/PerfMap.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -134,6 +135,8 @@ Expected<std::unique_ptr<Jit>> Jit::create(const JitOptions& options) {
   if (!built)
     return toFbError(built.takeError(), "cannot create the LLVM JIT");
   std::unique_ptr<llvm::orc::LLJIT> lljit = std::move(*built);
+  if (perfMapRequested())
+    addPerfMapWriter(*lljit);
 
   llvm::orc::JITDylib& jd = lljit->getMainJITDylib();
   llvm::orc::SymbolMap symbols;

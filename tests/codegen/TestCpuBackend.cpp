@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -39,6 +40,23 @@ using namespace fb::cg;
 using namespace fb::cg::test;
 
 namespace {
+
+/// Whether [addr, addr + size) lies in one executable mapping of this process (/proc/self/maps).
+bool executableRange(unsigned long long addr, unsigned long long size) {
+  QFile maps("/proc/self/maps");
+  if (!maps.open(QIODevice::ReadOnly))
+    return false;
+  for (const QString& line : QString::fromUtf8(maps.readAll()).split('\n', Qt::SkipEmptyParts)) {
+    const QStringList f = line.split(' ', Qt::SkipEmptyParts);
+    const QStringList range = f.value(0).split('-');
+    if (range.size() != 2 || !f.value(1).contains('x'))
+      continue;
+    const qulonglong lo = range[0].toULongLong(nullptr, 16), hi = range[1].toULongLong(nullptr, 16);
+    if (addr >= lo && addr + size <= hi)
+      return true;
+  }
+  return false;
+}
 
 /// A random valid graph on a [1, c, h, w] input: chains and diamonds of Conv (1×1 and 3×3,
 /// padded, strided), unary activations, broadcast Add/Mul, Transpose, Softmax, MatMul,
@@ -271,6 +289,47 @@ private Q_SLOTS:
     KernelCache::global().setDirectory("");
   }
 
+  /// With $FUSEBOX_PERF_MAP set, the JIT lists every linked function in /tmp/perf-PID.map
+  /// ("ADDR SIZE NAME", hex): the kernels' entries and their helpers, named by the kernels a
+  /// shared module serves, each range inside the process's executable JIT memory.
+  void perfMapNamesKernelFunctions() {
+    const std::string path =
+        "/tmp/perf-" + std::to_string(QCoreApplication::applicationPid()) + ".map";
+    std::filesystem::remove(path);
+    qputenv("FUSEBOX_PERF_MAP", "1");
+    auto g = loadModel(std::string(FUSEBOX_SAMPLES_DIR) + "/resnet_block.onnx");
+    QVERIFY(g.ok());
+    auto steps = namedPipeline("O3");
+    QVERIFY(steps.ok());
+    PipelineResult pr = PassManager().run((*g)->clone(), *steps);
+    QVERIFY(!pr.error);
+    auto compiled = CompiledModel::compile(pr.finalGraph());
+    qunsetenv("FUSEBOX_PERF_MAP");
+    QVERIFY(compiled.ok());
+    QFile map(QString::fromStdString(path));
+    QVERIFY2(map.open(QIODevice::ReadOnly), path.c_str());
+    const QStringList lines = QString::fromUtf8(map.readAll()).split('\n', Qt::SkipEmptyParts);
+    std::filesystem::remove(path);
+    QVERIFY(!lines.isEmpty());
+    int helpers = 0;
+    std::set<std::string> named;
+    for (const QString& line : lines) {
+      const QStringList f = line.split(' ');
+      QVERIFY2(f.size() >= 3, qPrintable(line));
+      bool okAddr = false, okSize = false;
+      const qulonglong addr = f[0].toULongLong(&okAddr, 16), size = f[1].toULongLong(&okSize, 16);
+      QVERIFY2(okAddr && okSize && addr > 0 && size > 0, qPrintable(line));
+      // The range is mapped executable memory of this process.
+      QVERIFY2(executableRange(addr, size), qPrintable(line));
+      for (const Kernel& k : (*compiled)->kernels())
+        if (f[2].startsWith(QString::fromStdString(k.name)) &&
+            (f[2].contains(",") || f[2].contains(".f")))
+          named.insert(k.name);
+      helpers += f[2].contains(".f") ? 1 : 0;
+    }
+    QVERIFY2(helpers > 0, "no kernel helper function in the map");
+    QVERIFY2(!named.empty(), "no map line names a kernel");
+  }
 
   /// Random graphs through the -O0 and -O3 pipelines match the interpreter (fused groups,
   /// odd sizes that leave vector tails, diamonds, outputs also used inside).
