@@ -173,42 +173,49 @@ Function* emitInputTransform(GemmIrContext& c, const WinogradLayout& w, const Ge
   Value* ciBegin = b.CreateMul(f->getArg(1), c.c64(kChannelsPerItem));
   Value* ciEnd =
       emitMin(b, c.c64(cv.inChannels), b.CreateMul(f->getArg(2), c.c64(kChannelsPerItem)));
-  emitFor(b, ciBegin, ciEnd, c.c64(1), "ci", [&](Value* ci) {
-    Value* pc = b.CreateMul(b.CreateUDiv(ci, c.c64(gp.kc)), c.c64(gp.kc), "pc");
-    Value* kLen = emitMin(b, c.c64(gp.kc), b.CreateSub(c.c64(gp.K), pc));
-    Value* channel = b.CreateVectorSplat(
-        kLanes, b.CreateTrunc(b.CreateMul(ci, c.c64(cv.inH * cv.inW)), c.i32), "channel");
-    Value* vBase = b.CreateAdd(b.CreateMul(pc, c.c64(gp.aPanels * gp.mr)),
-                               b.CreateMul(b.CreateSub(ci, pc), c.c64(gp.mr)), "v.base");
-    emitFor(b, c.c64(0), c.c64(tl.chunkTiles / kLanes), c.c64(1), "group", [&](Value* group) {
-      Value* t0 = b.CreateMul(group, c.c64(kLanes), "t0");
-      Value* tile =
-          b.CreateAdd(b.CreateVectorSplat(kLanes, b.CreateAdd(tile0, b.CreateTrunc(t0, c.i32))),
-                      laneIds(c.i32), "tile");
-      Value* valid = b.CreateICmpULT(tile, splat(tl.tiles), "valid");
-      Value* image = b.CreateUDiv(tile, splat(tl.tilesH * tl.tilesW));
-      Value* inImage = b.CreateURem(tile, splat(tl.tilesH * tl.tilesW));
-      Value* ty = b.CreateUDiv(inImage, splat(tl.tilesW));
-      Value* tx = b.CreateURem(inImage, splat(tl.tilesW));
-      Value* ih0 = b.CreateSub(b.CreateMul(ty, splat(tl.m)), splat(cv.padTop), "ih0");
-      Value* iw0 = b.CreateSub(b.CreateMul(tx, splat(tl.m)), splat(cv.padLeft), "iw0");
-      Value* base =
-          b.CreateAdd(b.CreateMul(image, splat(cv.inChannels * cv.inH * cv.inW)), channel, "base");
-      std::vector<Value*> d(size_t(alpha * alpha));
-      for (int r = 0; r < alpha; ++r) {
-        Value* ih = b.CreateAdd(ih0, splat(r));
-        Value* rowOk = b.CreateAnd(valid, b.CreateICmpULT(ih, splat(cv.inH)));
-        Value* row = b.CreateAdd(base, b.CreateMul(ih, splat(cv.inW)));
-        for (int q = 0; q < alpha; ++q) {
-          Value* iw = b.CreateAdd(iw0, splat(q));
-          Value* ok = b.CreateAnd(rowOk, b.CreateICmpULT(iw, splat(cv.inW)), "inside");
-          // Lanes outside the image read element 0 (always mapped) with their mask off.
-          Value* idx = b.CreateSelect(ok, b.CreateAdd(row, iw), splat(0));
-          Value* ptrs = b.CreateGEP(c.f32, x, b.CreateSExt(idx, FixedVectorType::get(c.i64, 8)));
-          d[size_t(r * alpha + q)] =
-              b.CreateMaskedGather(c.v8f32, ptrs, Align(4), ok, c.vf(0.0f), "d");
-        }
+  // Tiles outer, the item's channels inner: the channels' values of one panel row are adjacent
+  // (K-block-major panels), so the item fills whole cache lines of V in quick succession (with
+  // channels outer, each 32-byte store met a line evicted since its other half was written),
+  // and the tiles' patch offsets and masks are computed once for all channels.
+  emitFor(b, c.c64(0), c.c64(tl.chunkTiles / kLanes), c.c64(1), "group", [&](Value* group) {
+    Value* t0 = b.CreateMul(group, c.c64(kLanes), "t0");
+    Value* tile =
+        b.CreateAdd(b.CreateVectorSplat(kLanes, b.CreateAdd(tile0, b.CreateTrunc(t0, c.i32))),
+                    laneIds(c.i32), "tile");
+    Value* valid = b.CreateICmpULT(tile, splat(tl.tiles), "valid");
+    Value* image = b.CreateUDiv(tile, splat(tl.tilesH * tl.tilesW));
+    Value* inImage = b.CreateURem(tile, splat(tl.tilesH * tl.tilesW));
+    Value* ty = b.CreateUDiv(inImage, splat(tl.tilesW));
+    Value* tx = b.CreateURem(inImage, splat(tl.tilesW));
+    Value* ih0 = b.CreateSub(b.CreateMul(ty, splat(tl.m)), splat(cv.padTop), "ih0");
+    Value* iw0 = b.CreateSub(b.CreateMul(tx, splat(tl.m)), splat(cv.padLeft), "iw0");
+    Value* base = b.CreateMul(image, splat(cv.inChannels * cv.inH * cv.inW), "base");
+    // Per patch element: its offset in channel 0 and whether it lies inside the image. Lanes
+    // outside read element 0 of the channel (always mapped) with their mask off.
+    std::vector<Value*> offsets(size_t(alpha * alpha)), inside(size_t(alpha * alpha));
+    for (int r = 0; r < alpha; ++r) {
+      Value* ih = b.CreateAdd(ih0, splat(r));
+      Value* rowOk = b.CreateAnd(valid, b.CreateICmpULT(ih, splat(cv.inH)));
+      Value* row = b.CreateAdd(base, b.CreateMul(ih, splat(cv.inW)));
+      for (int q = 0; q < alpha; ++q) {
+        Value* iw = b.CreateAdd(iw0, splat(q));
+        Value* ok = b.CreateAnd(rowOk, b.CreateICmpULT(iw, splat(cv.inW)), "inside");
+        inside[size_t(r * alpha + q)] = ok;
+        offsets[size_t(r * alpha + q)] =
+            b.CreateSExt(b.CreateSelect(ok, b.CreateAdd(row, iw), splat(0)),
+                         FixedVectorType::get(c.i64, kLanes));
       }
+    }
+    emitFor(b, ciBegin, ciEnd, c.c64(1), "ci", [&](Value* ci) {
+      Value* pc = b.CreateMul(b.CreateUDiv(ci, c.c64(gp.kc)), c.c64(gp.kc), "pc");
+      Value* kLen = emitMin(b, c.c64(gp.kc), b.CreateSub(c.c64(gp.K), pc));
+      Value* vBase = b.CreateAdd(b.CreateMul(pc, c.c64(gp.aPanels * gp.mr)),
+                                 b.CreateMul(b.CreateSub(ci, pc), c.c64(gp.mr)), "v.base");
+      Value* plane = floatGep(b, x, b.CreateMul(ci, c.c64(cv.inH * cv.inW)));
+      std::vector<Value*> d(size_t(alpha * alpha));
+      for (int e = 0; e < alpha * alpha; ++e)
+        d[size_t(e)] = b.CreateMaskedGather(c.v8f32, b.CreateGEP(c.f32, plane, offsets[size_t(e)]),
+                                            Align(4), inside[size_t(e)], c.vf(0.0f), "d");
       std::vector<Value*> transformed = sandwich(c, b, d, alpha, mats.bt, alpha);
       // Tiles t0 .. t0+7 of the chunk: one whole A panel (mr = 8) or two (mr = 4).
       Value* panel = b.CreateUDiv(t0, c.c64(gp.mr));
