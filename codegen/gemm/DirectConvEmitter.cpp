@@ -137,12 +137,56 @@ constexpr int64_t kFirstPass = 1, kLastPass = 2;
 
 /// `void <name>.tile<R>x<C>(ptr args, ptr x, ptr w, i64 cOff, i64 ocAbs, i64 mValid)`: one
 /// register tile of R output rows by C output columns and the block's lanes·vectors channels.
-/// x: the input plane of the group's first channel at the tile's top-left tap; w: the channel
-/// block's packed weights; cOff: the output offset of the tile's first channel and pixel;
-/// ocAbs: that channel's index among all output channels; mValid: the block's live channels.
-/// With passes it takes (i64 ciBegin, i64 ciEnd, ptr partial, i64 flags, ptr prefetch) too:
-/// the input channels of this pass, the tile's partial sums (vectors·pixels vectors),
-/// kFirstPass / kLastPass, and its share of the next pass's weights to prefetch.
+/// Before the channel loop of a tile whose store reads a residual (the last pass, with
+/// passes): prefetch the tile's residual rows (every channel's run of `cols` pixels per row),
+/// which the store would otherwise wait for — the tensor was written long before (ResNet-50's
+/// 1x1 expand layers with their Add). Leaves the builder in the block that computes the tile.
+void prefetchResidualTile(GemmIrContext& c, IRBuilder<>& b, const DirectShape& sh, int64_t rows,
+                          int64_t cols, Value* cOff, Value* passFlags) {
+  const GemmSpec& s = c.spec;
+  Function* f = b.GetInsertBlock()->getParent();
+  Value* argv = f->getArg(0);
+  std::vector<Value*> bases;
+  bool any = false;
+  for (const EpilogueOp& op : s.epilogue)
+    any |= (op.kind == EpilogueOp::Kind::AddTensor || op.kind == EpilogueOp::Kind::MulTensor) &&
+           !op.perRow;
+  if (!any)
+    return;
+  BasicBlock* start = BasicBlock::Create(c.ctx, "tile.start", f);
+  if (passFlags) {
+    BasicBlock* prefetch = BasicBlock::Create(c.ctx, "residual.prefetch", f);
+    b.CreateCondBr(b.CreateICmpNE(b.CreateAnd(passFlags, c.c64(kLastPass)), c.c64(0)), prefetch,
+                   start);
+    b.SetInsertPoint(prefetch);
+  }
+  bases = gemmir::residualTileBases(c, b, argv, cOff);
+  const int64_t channels = int64_t(sh.d.ocVectors) * sh.lanes;
+  for (size_t arg = 0; arg < bases.size(); ++arg) {
+    if (!bases[arg] || gemmir::isPerRowOperand(s, int(arg)))
+      continue;
+    for (int64_t ch = 0; ch < channels; ++ch)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t col = 0;; col += 16) { // one per 64-byte line, and the run's last float
+          const int64_t px = std::min(col, cols - 1);
+          b.CreateIntrinsic(Intrinsic::prefetch, {c.ptr},
+                            {floatGep(b, bases[arg], c.c64(ch * sh.hw + r * sh.g.outW + px)),
+                             b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+          if (px == cols - 1)
+            break;
+        }
+  }
+  b.CreateBr(start);
+  b.SetInsertPoint(start);
+}
+
+/// x: the input plane of the group's first channel at the tile's top-left tap;/// x: the input
+/// plane of the group's first channel at the tile's top-left tap; w: the channel block's packed
+/// weights; cOff: the output offset of the tile's first channel and pixel; ocAbs: that channel's
+/// index among all output channels; mValid: the block's live channels. With passes it takes (i64
+/// ciBegin, i64 ciEnd, ptr partial, i64 flags, ptr prefetch) too: the input channels of this pass,
+/// the tile's partial sums (vectors·pixels vectors), kFirstPass / kLastPass, and its share of the
+/// next pass's weights to prefetch.
 Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_t cols) {
   const ConvGeometry& g = sh.g;
   const DirectConvLayout& d = sh.d;
@@ -181,6 +225,7 @@ Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_
   }
   IRBuilder<> b(BasicBlock::Create(c.ctx, "entry", f));
   auto at = [](int v, int64_t j, int64_t p) { return size_t(int64_t(v) * p + j); };
+  prefetchResidualTile(c, b, sh, rows, cols, cOff, passes ? flags : nullptr);
 
   // acc[v·pixels + j] += W[ci, tap, vector v] · X[ci, pixel j + tap] over ci and the taps.
   auto channel = [&](Value* ci, std::vector<Value*>& acc) {

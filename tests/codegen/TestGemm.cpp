@@ -240,6 +240,35 @@ private Q_SLOTS:
     check(makeConv(c), 2, "conv + bias + residual + relu");
   }
 
+  /// The whole-tile micro-kernel of a GEMM whose store reads a residual prefetches that tile
+  /// before its K loop (one prefetch per cache line of each row), and only then: the results
+  /// are the same either way (convGeometries), this checks the prefetches are there.
+  void residualTileIsPrefetched() {
+    auto prefetches = [](bool residual) {
+      ConvCase c = conv(1, 64, 28, 28, 256, 1, 1, 1, 0, 1, 1);
+      c.bias = GemmSpec::Bias::PerRow;
+      if (residual)
+        c.epilogue = {op(EpilogueOp::Kind::AddTensor), op(EpilogueOp::Kind::Relu)};
+      Problem pr = makeConv(c);
+      if (!packConstantOperands(pr.kernel).ok())
+        return -1;
+      llvm::LLVMContext ctx;
+      llvm::Module module("gemm", ctx);
+      if (!emitGemmKernel(module, pr.kernel).ok())
+        return -1;
+      // Calls of the prefetch intrinsic (moc cannot parse llvm/IR/Instructions.h: users).
+      int count = 0;
+      if (llvm::Function* prefetch = module.getFunction("llvm.prefetch.p0"))
+        for (llvm::User* user : prefetch->users())
+          if (auto* call = llvm::dyn_cast<llvm::Instruction>(user))
+            count += call->getFunction()->getName().ends_with(".ukernel");
+      return count;
+    };
+    const int with = prefetches(true), without = prefetches(false);
+    QVERIFY2(with > 0, qPrintable(QString::number(with)));
+    QCOMPARE(without, 0);
+  }
+
   /// A ResNet-like layer big enough to go parallel over several N blocks and K blocks.
   void convLarge() {
     ConvCase c = conv(1, 32, 28, 28, 48, 3, 3, 1, 1, 1, 1);
