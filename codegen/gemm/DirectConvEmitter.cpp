@@ -96,41 +96,6 @@ Function* emitPadItems(GemmIrContext& c, const DirectShape& sh) {
   return f;
 }
 
-/// Transposes 4×4 blocks within each 128-bit lane of four vectors of `lanes` floats (16 or 8):
-/// element e of lane L of result k is element k of lane L of input e (vunpck{l,h}ps, then
-/// vunpck{l,h}pd). Its own inverse.
-std::array<Value*, 4> transposeLanes4x4(IRBuilder<>& b, const std::array<Value*, 4>& in,
-                                        int lanes) {
-  auto perLane = [lanes](std::array<int, 4> pattern) {
-    SmallVector<int, 16> mask;
-    for (int lane = 0; lane < lanes / 4; ++lane)
-      for (int e : pattern)
-        mask.push_back(e >= 4 ? lanes + 4 * lane + (e - 4) : 4 * lane + e);
-    return mask;
-  };
-  // Indices 4-7 name the second operand's element 0-3 of the same 128-bit lane.
-  auto low = perLane({0, 4, 1, 5}), high = perLane({2, 6, 3, 7});
-  auto lowPairs = perLane({0, 1, 4, 5}), highPairs = perLane({2, 3, 6, 7});
-  Value* t0 = b.CreateShuffleVector(in[0], in[1], low);
-  Value* t1 = b.CreateShuffleVector(in[0], in[1], high);
-  Value* t2 = b.CreateShuffleVector(in[2], in[3], low);
-  Value* t3 = b.CreateShuffleVector(in[2], in[3], high);
-  return {b.CreateShuffleVector(t0, t2, lowPairs), b.CreateShuffleVector(t0, t2, highPairs),
-          b.CreateShuffleVector(t1, t3, lowPairs), b.CreateShuffleVector(t1, t3, highPairs)};
-}
-
-/// One vector of `parts.size()` (4 or 2) 4-float parts, part L as 128-bit lane L.
-Value* concatLanes(IRBuilder<>& b, ArrayRef<Value*> parts) {
-  Value* lo = b.CreateShuffleVector(parts[0], parts[1], ArrayRef<int>{0, 1, 2, 3, 4, 5, 6, 7});
-  if (parts.size() == 2)
-    return lo;
-  Value* hi = b.CreateShuffleVector(parts[2], parts[3], ArrayRef<int>{0, 1, 2, 3, 4, 5, 6, 7});
-  SmallVector<int, 16> all;
-  for (int i = 0; i < 16; ++i)
-    all.push_back(i);
-  return b.CreateShuffleVector(lo, hi, all);
-}
-
 /// The flags of one pass (DirectConvLayout::passChannels): the tile starts from zero, or ends
 /// with the bias, epilogue and store; between them it keeps its sums in the partial buffer.
 constexpr int64_t kFirstPass = 1, kLastPass = 2;
@@ -396,9 +361,9 @@ Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_
                                     v4, at, Align(4), runMask, ConstantFP::get(v4, 0.0), "operand"))
                               : b.CreateAlignedLoad(v4, at, Align(4), "operand");
                 }
-                byChannel[size_t(k)] = concatLanes(b, parts);
+                byChannel[size_t(k)] = gemmir::concatLanes(b, parts);
               }
-              found = operands.emplace(arg, transposeLanes4x4(b, byChannel, kLanes)).first;
+              found = operands.emplace(arg, gemmir::transposeLanes4x4(b, byChannel, kLanes)).first;
             }
             return found->second[size_t(p)];
           };
@@ -417,7 +382,7 @@ Function* emitTile(GemmIrContext& c, const DirectShape& sh, int64_t rows, int64_
                                                    Align(4), "row.operand");
                                              return operandPixel(arg, p);
                                            });
-          std::array<Value*, 4> byChannel = transposeLanes4x4(b, results, kLanes);
+          std::array<Value*, 4> byChannel = gemmir::transposeLanes4x4(b, results, kLanes);
           for (int k = 0; k < 4; ++k)
             for (int lane = 0; lane < kLanes / 4; ++lane) {
               Value* part = b.CreateShuffleVector(

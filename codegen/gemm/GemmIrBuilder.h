@@ -9,6 +9,8 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include <array>
+
 namespace fb::cg::gemmir {
 
 /// Everything the pieces of one GEMM kernel's IR need: the module, the kernel and its plan,
@@ -136,5 +138,15 @@ llvm::Function* emitWorkItems(GemmIrContext& c, llvm::Function* packA, llvm::Fun
 /// Verifies every function of `module` defined under `kernelName` (the entry and its
 /// `<kernelName>.*` helpers): an error naming the kernel and what is invalid.
 Status verifyKernelFunctions(llvm::Module& module, const std::string& kernelName);
+
+/// Transposes 4×4 blocks within each 128-bit lane of four vectors of `lanes` floats (16 or 8):
+/// element e of lane L of result k is element k of lane L of input e (vunpck{l,h}ps, then
+/// vunpck{l,h}pd). Its own inverse. Used where a tile's vectors run along one dimension and
+/// memory along the other (the direct convolution's and Winograd's output stores).
+std::array<llvm::Value*, 4> transposeLanes4x4(llvm::IRBuilder<>& b,
+                                              const std::array<llvm::Value*, 4>& in, int lanes);
+
+/// One vector of `parts.size()` (4 or 2) 4-float parts, part L as 128-bit lane L.
+llvm::Value* concatLanes(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> parts);
 
 } // namespace fb::cg::gemmir

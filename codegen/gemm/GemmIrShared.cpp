@@ -182,4 +182,35 @@ Function* makeMicroKernelFunction(GemmIrContext& c, const std::string& suffix) {
   return f;
 }
 
+std::array<Value*, 4> transposeLanes4x4(IRBuilder<>& b, const std::array<Value*, 4>& in,
+                                        int lanes) {
+  auto perLane = [lanes](std::array<int, 4> pattern) {
+    SmallVector<int, 16> mask;
+    for (int lane = 0; lane < lanes / 4; ++lane)
+      for (int e : pattern)
+        mask.push_back(e >= 4 ? lanes + 4 * lane + (e - 4) : 4 * lane + e);
+    return mask;
+  };
+  // Indices 4-7 name the second operand's element 0-3 of the same 128-bit lane.
+  auto low = perLane({0, 4, 1, 5}), high = perLane({2, 6, 3, 7});
+  auto lowPairs = perLane({0, 1, 4, 5}), highPairs = perLane({2, 3, 6, 7});
+  Value* t0 = b.CreateShuffleVector(in[0], in[1], low);
+  Value* t1 = b.CreateShuffleVector(in[0], in[1], high);
+  Value* t2 = b.CreateShuffleVector(in[2], in[3], low);
+  Value* t3 = b.CreateShuffleVector(in[2], in[3], high);
+  return {b.CreateShuffleVector(t0, t2, lowPairs), b.CreateShuffleVector(t0, t2, highPairs),
+          b.CreateShuffleVector(t1, t3, lowPairs), b.CreateShuffleVector(t1, t3, highPairs)};
+}
+
+Value* concatLanes(IRBuilder<>& b, ArrayRef<Value*> parts) {
+  Value* lo = b.CreateShuffleVector(parts[0], parts[1], ArrayRef<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  if (parts.size() == 2)
+    return lo;
+  Value* hi = b.CreateShuffleVector(parts[2], parts[3], ArrayRef<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  SmallVector<int, 16> all;
+  for (int i = 0; i < 16; ++i)
+    all.push_back(i);
+  return b.CreateShuffleVector(lo, hi, all);
+}
+
 } // namespace fb::cg::gemmir

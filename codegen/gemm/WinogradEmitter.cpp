@@ -77,61 +77,46 @@ Value* laneIds(Type* elem) {
 }
 
 /// The m output pixels of one tile row, each a vector of 8 channels, as 8 vectors of m pixels,
-/// one per channel (m = 2 or 4), so a whole tile row of a channel is one store: unpack pairs
-/// of rows, then (m = 4) 4×4 transposes within each 128-bit half.
+/// one per channel (m = 2 or 4), so a whole tile row of a channel is one store: for m = 2
+/// unpacks of the two rows, for m = 4 the 4×4 transposes within 128-bit halves.
 std::vector<Value*> rowsToChannels(IRBuilder<>& b, const std::vector<Value*>& rows) {
-  static constexpr int kUnpackLo[] = {0, 8, 1, 9, 4, 12, 5, 13};
-  static constexpr int kUnpackHi[] = {2, 10, 3, 11, 6, 14, 7, 15};
   std::vector<Value*> channels(kLanes);
   if (rows.size() == 2) {
-    Value* lo = b.CreateShuffleVector(rows[0], rows[1], kUnpackLo); // channels 0, 1, 4, 5
-    Value* hi = b.CreateShuffleVector(rows[0], rows[1], kUnpackHi); // channels 2, 3, 6, 7
+    Value* lo = b.CreateShuffleVector(rows[0], rows[1], ArrayRef<int>{0, 8, 1, 9, 4, 12, 5, 13});
+    Value* hi = b.CreateShuffleVector(rows[0], rows[1], ArrayRef<int>{2, 10, 3, 11, 6, 14, 7, 15});
+    // lo holds channels 0, 1, 4, 5 as pairs, hi channels 2, 3, 6, 7.
     const int order[] = {0, 1, 4, 5, 2, 3, 6, 7};
     for (int q = 0; q < 8; ++q)
       channels[size_t(order[q])] =
           b.CreateShuffleVector(q < 4 ? lo : hi, ArrayRef<int>{2 * (q % 4), 2 * (q % 4) + 1});
     return channels;
   }
-  Value* t0 = b.CreateShuffleVector(rows[0], rows[1], kUnpackLo);
-  Value* t1 = b.CreateShuffleVector(rows[0], rows[1], kUnpackHi);
-  Value* t2 = b.CreateShuffleVector(rows[2], rows[3], kUnpackLo);
-  Value* t3 = b.CreateShuffleVector(rows[2], rows[3], kUnpackHi);
-  static constexpr int kEvenPairs[] = {0, 1, 8, 9, 4, 5, 12, 13};
-  static constexpr int kOddPairs[] = {2, 3, 10, 11, 6, 7, 14, 15};
-  Value* u[4] = {
-      b.CreateShuffleVector(t0, t2, kEvenPairs), b.CreateShuffleVector(t0, t2, kOddPairs),
-      b.CreateShuffleVector(t1, t3, kEvenPairs), b.CreateShuffleVector(t1, t3, kOddPairs)};
-  for (int k = 0; k < 4; ++k) { // u[k] holds channel k in its low half and k + 4 in its high
-    channels[size_t(k)] = b.CreateShuffleVector(u[k], ArrayRef<int>{0, 1, 2, 3});
-    channels[size_t(k + 4)] = b.CreateShuffleVector(u[k], ArrayRef<int>{4, 5, 6, 7});
+  // u[k] holds channel k in its low half and channel k + 4 in its high half.
+  std::array<Value*, 4> u = gemmir::transposeLanes4x4(b, {rows[0], rows[1], rows[2], rows[3]}, 8);
+  for (int k = 0; k < 4; ++k) {
+    channels[size_t(k)] = b.CreateShuffleVector(u[size_t(k)], ArrayRef<int>{0, 1, 2, 3});
+    channels[size_t(k + 4)] = b.CreateShuffleVector(u[size_t(k)], ArrayRef<int>{4, 5, 6, 7});
   }
   return channels;
 }
 
 /// The inverse of rowsToChannels: 8 channels' m pixels as m vectors of 8 channels.
 std::vector<Value*> channelsToRows(IRBuilder<>& b, const std::vector<Value*>& ch) {
-  auto concat = [&](Value* x, Value* y) {
-    const int n = int(cast<FixedVectorType>(x->getType())->getNumElements());
-    SmallVector<int, 8> mask;
-    for (int i = 0; i < 2 * n; ++i)
-      mask.push_back(i);
-    return b.CreateShuffleVector(x, y, mask);
-  };
   if (cast<FixedVectorType>(ch[0]->getType())->getNumElements() == 2) {
-    Value* lo = concat(concat(ch[0], ch[1]), concat(ch[4], ch[5]));
-    Value* hi = concat(concat(ch[2], ch[3]), concat(ch[6], ch[7]));
+    auto pairs = [&](int a, int c) {
+      return b.CreateShuffleVector(ch[size_t(a)], ch[size_t(c)], ArrayRef<int>{0, 1, 2, 3});
+    };
+    Value* lo = gemmir::concatLanes(b, {pairs(0, 1), pairs(4, 5)});
+    Value* hi = gemmir::concatLanes(b, {pairs(2, 3), pairs(6, 7)});
     return {b.CreateShuffleVector(lo, hi, ArrayRef<int>{0, 2, 8, 10, 4, 6, 12, 14}),
             b.CreateShuffleVector(lo, hi, ArrayRef<int>{1, 3, 9, 11, 5, 7, 13, 15})};
   }
   // Channels k and k + 4 side by side; the in-half 4×4 transpose is its own inverse.
-  std::vector<Value*> u(4);
+  std::array<Value*, 4> u;
   for (int k = 0; k < 4; ++k)
-    u[size_t(k)] = concat(ch[size_t(k)], ch[size_t(k + 4)]);
-  std::vector<Value*> back = rowsToChannels(b, u);
-  std::vector<Value*> rows(4);
-  for (int k = 0; k < 4; ++k)
-    rows[size_t(k)] = concat(back[size_t(k)], back[size_t(k + 4)]);
-  return rows;
+    u[size_t(k)] = gemmir::concatLanes(b, {ch[size_t(k)], ch[size_t(k + 4)]});
+  std::array<Value*, 4> rows = gemmir::transposeLanes4x4(b, u, 8);
+  return {rows.begin(), rows.end()};
 }
 
 /// The geometry both transforms share.
