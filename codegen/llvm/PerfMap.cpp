@@ -49,10 +49,7 @@ public:
   }
 
 private:
-  PerfMapFile() {
-    const std::string path = "/tmp/perf-" + std::to_string(::getpid()) + ".map";
-    m_file = std::fopen(path.c_str(), "a");
-  }
+  PerfMapFile() { m_file = std::fopen(perfMapPath().c_str(), "a"); }
   std::mutex m_mutex;
   std::FILE* m_file = nullptr;
   std::unordered_map<std::string, std::string> m_labels;
@@ -90,6 +87,10 @@ public:
 };
 
 } // namespace
+
+std::string perfMapPath() {
+  return "/tmp/perf-" + std::to_string(::getpid()) + ".map";
+}
 
 bool perfMapRequested() {
   const char* v = std::getenv("FUSEBOX_PERF_MAP");

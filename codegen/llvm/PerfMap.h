@@ -12,6 +12,9 @@ class LLJIT;
 
 namespace fb::cg {
 
+/// The map's path for this process: /tmp/perf-PID.map, where perf looks for it.
+std::string perfMapPath();
+
 /// Whether $FUSEBOX_PERF_MAP asks for the map (set and not "0" or "off").
 bool perfMapRequested();
 

@@ -9,6 +9,7 @@
 #include "codegen/llvm/KernelCache.h"
 #include "codegen/llvm/LoopToLlvm.h"
 #include "codegen/llvm/ObjectEmitter.h"
+#include "codegen/llvm/PerfMap.h"
 #include "codegen/loops/LoopIR.h"
 #include "codegen/loops/Lower.h"
 #include "codegen/runtime/ThreadPool.h"
@@ -40,6 +41,17 @@ using namespace fb::cg;
 using namespace fb::cg::test;
 
 namespace {
+
+/// A sample (samples/NAME.onnx) through the -O3 graph pipeline, compiled for the CPU; an error
+/// names the step that failed.
+Expected<std::unique_ptr<CompiledModel>> compileSampleO3(const std::string& name) {
+  FB_ASSIGN_OR_RETURN(auto g, loadModel(std::string(FUSEBOX_SAMPLES_DIR) + "/" + name + ".onnx"));
+  FB_ASSIGN_OR_RETURN(auto steps, namedPipeline("O3"));
+  PipelineResult pr = PassManager().run(g->clone(), steps);
+  if (pr.error)
+    return *pr.error;
+  return CompiledModel::compile(pr.finalGraph());
+}
 
 /// Whether [addr, addr + size) lies in one executable mapping of this process (/proc/self/maps).
 bool executableRange(unsigned long long addr, unsigned long long size) {
@@ -293,17 +305,10 @@ private Q_SLOTS:
   /// ("ADDR SIZE NAME", hex): the kernels' entries and their helpers, named by the kernels a
   /// shared module serves, each range inside the process's executable JIT memory.
   void perfMapNamesKernelFunctions() {
-    const std::string path =
-        "/tmp/perf-" + std::to_string(QCoreApplication::applicationPid()) + ".map";
+    const std::string path = perfMapPath();
     std::filesystem::remove(path);
     qputenv("FUSEBOX_PERF_MAP", "1");
-    auto g = loadModel(std::string(FUSEBOX_SAMPLES_DIR) + "/resnet_block.onnx");
-    QVERIFY(g.ok());
-    auto steps = namedPipeline("O3");
-    QVERIFY(steps.ok());
-    PipelineResult pr = PassManager().run((*g)->clone(), *steps);
-    QVERIFY(!pr.error);
-    auto compiled = CompiledModel::compile(pr.finalGraph());
+    auto compiled = compileSampleO3("resnet_block");
     qunsetenv("FUSEBOX_PERF_MAP");
     QVERIFY(compiled.ok());
     QFile map(QString::fromStdString(path));
@@ -371,13 +376,7 @@ private Q_SLOTS:
       }
     }
     // The transformer block's repeated projections are identical code: compiled once each.
-    auto tb = loadModel(std::string(FUSEBOX_SAMPLES_DIR) + "/transformer_block.onnx");
-    QVERIFY(tb.ok());
-    auto steps = namedPipeline("O3");
-    QVERIFY(steps.ok());
-    PipelineResult pr = PassManager().run((*tb)->clone(), *steps);
-    QVERIFY(!pr.error);
-    auto compiled = CompiledModel::compile(pr.finalGraph());
+    auto compiled = compileSampleO3("transformer_block");
     QVERIFY(compiled.ok());
     QVERIFY((*compiled)->stats().distinctKernels < (*compiled)->stats().kernels);
 
